@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Reservation objects: the lock that serialises dma-buf attachment mapping,
+//! and the fences an exporter adds while it moves a buffer.
+//!
+//! C header: [`include/linux/dma-resv.h`](srctree/include/linux/dma-resv.h)
+//!
+//! The locking rule of the dma-buf importer API ("map, unmap, pin and unpin are
+//! called with the reservation lock held") is expressed with [`ResvLocked`]: a
+//! value that can only exist while the lock is held, which those operations
+//! take by reference.
+
+use core::marker::PhantomData;
+use core::ops::Deref;
+use core::ptr;
+use kernel::bindings;
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+/// A `struct dma_resv`.
+///
+/// # Invariants
+///
+/// The wrapped object is initialised (`dma_resv_init`) and not yet finalised.
+#[repr(transparent)]
+pub(crate) struct DmaResv(Opaque<bindings::dma_resv>);
+
+// SAFETY: A reservation object is designed to be used from any thread; all
+// state is protected by its own lock.
+unsafe impl Send for DmaResv {}
+// SAFETY: As above, `&DmaResv` only allows operations that take the lock or
+// are documented as safe without it.
+unsafe impl Sync for DmaResv {}
+
+impl DmaResv {
+    /// Creates a reference from a raw pointer.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` points to an initialised `struct dma_resv` that stays valid for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::dma_resv) -> &'a Self {
+        // SAFETY: `DmaResv` is `repr(transparent)` over the C struct, and the
+        // caller guarantees validity for `'a`.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// Returns the raw pointer to the C object.
+    pub(crate) fn as_raw(&self) -> *mut bindings::dma_resv {
+        self.0.get()
+    }
+
+    /// Takes the reservation lock (uninterruptible, no acquire context).
+    pub(crate) fn lock(&self) -> ResvGuard<'_> {
+        // SAFETY: `self.as_raw()` is an initialised reservation object by the type
+        // invariant. Without an acquire context `ww_mutex_lock` cannot fail
+        // (-EALREADY and -EDEADLK need a context), so the result is always 0.
+        let _ = unsafe { bindings::dma_resv_lock(self.as_raw(), ptr::null_mut()) };
+        // INVARIANT: the lock was just taken.
+        ResvGuard {
+            locked: ResvLocked {
+                resv: self,
+                _not_send: PhantomData,
+            },
+        }
+    }
+
+    /// Returns whether some thread holds the lock (for tests and assertions).
+    pub(crate) fn is_locked(&self) -> bool {
+        // SAFETY: `self.as_raw()` is valid by the type invariant.
+        unsafe { bindings::dma_resv_is_locked(self.as_raw()) }
+    }
+}
+
+/// Proof that the lock of a [`DmaResv`] is held by the current thread.
+///
+/// # Invariants
+///
+/// The lock of `resv` is held by the current thread for the whole lifetime `'a`.
+pub(crate) struct ResvLocked<'a> {
+    resv: &'a DmaResv,
+    /// The lock belongs to the thread that took it.
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl ResvLocked<'_> {
+    /// Returns whether this proof is for `resv`.
+    pub(crate) fn is_for(&self, resv: &DmaResv) -> bool {
+        ptr::eq(self.resv, resv)
+    }
+
+    /// Waits for every fence of usage `DMA_RESV_USAGE_KERNEL` (the exporter's
+    /// memory management, e.g. a migration copy), uninterruptibly and without
+    /// timeout.
+    ///
+    /// Returns `ETIMEDOUT` if the wait reports that it timed out, and passes
+    /// any other error through.
+    pub(crate) fn wait_kernel_fences(&self) -> Result {
+        // SAFETY: the object is valid by the invariant of `DmaResv`; the lock is
+        // held, which the wait does not require but does not mind either.
+        let ret = unsafe {
+            bindings::dma_resv_wait_timeout(
+                self.resv.as_raw(),
+                bindings::dma_resv_usage_DMA_RESV_USAGE_KERNEL,
+                false,
+                // CAST: `MAX_SCHEDULE_TIMEOUT` is `LONG_MAX`, which fits `c_ulong`.
+                bindings::MAX_SCHEDULE_TIMEOUT as kernel::ffi::c_ulong,
+            )
+        };
+        match ret {
+            0 => Err(Error::from_errno(-(bindings::ETIMEDOUT as i32))),
+            // CAST: a negative return is an errno, which fits `i32`.
+            r if r < 0 => Err(Error::from_errno(r as i32)),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Holds the lock of a [`DmaResv`]; unlocks it when dropped.
+///
+/// # Invariants
+///
+/// `locked` is the proof for a lock that this guard took and must release.
+#[must_use = "the reservation lock is released when the guard is dropped"]
+pub(crate) struct ResvGuard<'a> {
+    locked: ResvLocked<'a>,
+}
+
+impl<'a> Deref for ResvGuard<'a> {
+    type Target = ResvLocked<'a>;
+
+    fn deref(&self) -> &ResvLocked<'a> {
+        &self.locked
+    }
+}
+
+impl Drop for ResvGuard<'_> {
+    fn drop(&mut self) {
+        // SAFETY: by the type invariant this guard holds the lock, so releasing it
+        // once here is balanced.
+        unsafe { bindings::dma_resv_unlock(self.locked.resv.as_raw()) };
+    }
+}
+
+/// A reservation object owned by Rust (tests and exporters that embed one).
+///
+/// # Invariants
+///
+/// `inner` was initialised with `dma_resv_init` and is finalised on drop.
+#[pin_data(PinnedDrop)]
+pub(crate) struct OwnedResv {
+    #[pin]
+    inner: Opaque<bindings::dma_resv>,
+}
+
+impl OwnedResv {
+    /// Returns an initialiser for a new, unlocked reservation object.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            // SAFETY: `slot` is valid, pinned memory for a `struct dma_resv`,
+            // which `dma_resv_init` fully initialises.
+            inner <- Opaque::ffi_init(|slot| unsafe { bindings::dma_resv_init(slot) }),
+        })
+    }
+}
+
+impl Deref for OwnedResv {
+    type Target = DmaResv;
+
+    fn deref(&self) -> &DmaResv {
+        // SAFETY: `inner` is initialised and lives as long as `self` (type invariant).
+        unsafe { DmaResv::from_raw(self.inner.get()) }
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for OwnedResv {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: `inner` was initialised (type invariant) and no guard can be alive
+        // because guards borrow `self`.
+        unsafe { bindings::dma_resv_fini(self.inner.get()) };
+    }
+}

@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Safe abstractions over the C objects the importer uses.
+//!
+//! Written as if for `rust/kernel`: each submodule wraps one C subsystem and is
+//! the only place where `unsafe` code appears in this crate.
+
+pub(crate) mod dma_resv;
+pub(crate) mod kunit;
+pub(crate) mod scatterlist;
+pub(crate) mod shim;

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Rust implementation of the RDMA `ib_umem` dma-buf importer.
+//!
+//! Layers, with dependencies pointing down only:
+//! - [`tests`]: KUnit test bodies called from the C suite tables.
+//! - [`abs`]: safe abstractions over the C objects; all `unsafe` lives there.
+
+mod abs;
+mod tests;
+
+use kernel::prelude::*;
+
+module! {
+    type: UmemDmabufRs,
+    name: "umem_dmabuf_rs",
+    author: "umem-dmabuf-rs developers",
+    description: "Rust ib_umem dma-buf importer",
+    license: "GPL",
+}
+
+struct UmemDmabufRs;
+
+impl kernel::Module for UmemDmabufRs {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        abs::shim::init()?;
+        pr_info!("loaded\n");
+        Ok(UmemDmabufRs)
+    }
+}
+
+impl Drop for UmemDmabufRs {
+    fn drop(&mut self) {
+        abs::shim::exit();
+        pr_info!("unloaded\n");
+    }
+}

@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make check`: host checks (rustfmt, CLIPPY=1 build, checkpatch) then the
+# QEMU suites; ends with the plain line "N passed, N failed".
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+results=$ROOT/build/results
+mkdir -p "$results" "$LOGDIR"
+host=$results/host.txt
+: >"$host"
+log=$LOGDIR/check-serial.log
+rm -f "$log"
+
+record() {	# record NAME CMD...: runs CMD, records ok/not ok NAME
+	local name=$1
+	shift
+	if "$@"; then
+		echo "ok $name" >>"$host"
+		echo "    ok      $name"
+	else
+		echo "not ok $name" >>"$host"
+		echo "    FAILED  $name"
+	fi
+}
+
+finish() {
+	python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
+		--host "$host" ${1:+--log "$1" --require-ktap}
+	exit $?
+}
+
+if ! "$ROOT/scripts/kernel.sh"; then
+	echo "not ok kernel build" >>"$host"
+	python3 - "$host" <<'PY'
+import sys
+print("0 passed, 1 failed")
+PY
+	exit 1
+fi
+
+say "host checks"
+record "rustfmt" "$ROOT/scripts/lint.sh" rustfmt
+record "module build (CLIPPY=1, no warnings)" "$ROOT/scripts/module.sh" CLIPPY=1
+record "checkpatch --strict: patches" "$ROOT/scripts/kpatch.sh" check
+record "checkpatch --strict: C sources" "$ROOT/scripts/lint.sh" checkpatch
+record "runner self-test (verdict on synthetic logs)" "$ROOT/scripts/selftest/runner.sh"
+if grep -q '^not ok module build' "$host"; then
+	finish
+fi
+
+say "QEMU suites"
+"$ROOT/scripts/qemu.sh" check "$log" ${UMEM_CMDLINE:-} || true
+finish "$log"

@@ -1,0 +1,21 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make demo`: boots the patched kernel, runs scripts/guest/demo.sh, and shows
+# its transcript. Exits non-zero if any step of the demo fails.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+"$ROOT/scripts/kernel.sh"
+"$ROOT/scripts/module.sh"
+log=$LOGDIR/demo-serial.log
+"$ROOT/scripts/qemu.sh" demo "$log" quiet
+echo
+sed -n '/@@UMEM-GUEST-START/,/@@UMEM-GUEST-EXIT/p' "$log" | sed '1d;$d'
+rc=$(sed -n 's/.*@@UMEM-GUEST-EXIT rc=\([0-9]*\)@@.*/\1/p' "$log")
+python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
+	--log "$log" --quiet >"$LOGDIR/demo-report.txt" || {
+	cat "$LOGDIR/demo-report.txt"
+	die "the kernel log of the demo shows a problem (serial log: $log)"
+}
+[ "$rc" = 0 ] || die "a demo step failed (serial log: $log)"
+say "demo finished; serial log: $log"

@@ -1,0 +1,104 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Builds the patched kernel into $UMEM_CACHE, or does nothing when the cached
+# build's key (source version + patches + config fragment) is unchanged.
+#
+# The source tree is a git repository whose first commit (tag "pristine") is the
+# unpacked Debian source; the series is applied with "git am" on top of it, so
+# a changed patch only touches the files it changes and the rebuild is
+# incremental.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+GIT=(git -C "$KSRC" -c user.name=umem-build -c user.email=umem-build@localhost
+     -c advice.detachedHead=false)
+
+prepare_source() {
+	local ver
+	ver=$(kernel_pkg_version)
+	if [ -f "$KSRC/.umem-pristine" ] && [ "$(cat "$KSRC/.umem-pristine")" = "$ver" ]; then
+		return
+	fi
+	say "unpacking $KPKG $ver into $KSRC"
+	rm -rf "$KSRC" "$KOUT"
+	mkdir -p "$UMEM_CACHE"
+	local tmp=$UMEM_CACHE/unpack.tmp
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	tar -C "$tmp" -xf "$KTARBALL"
+	mv "$tmp"/linux-source-6.12 "$KSRC"
+	rmdir "$tmp"
+	say "recording the pristine source as a git commit (about a minute)"
+	"${GIT[@]}" init -q
+	# The Debian tarball's top-level .gitignore ignores everything: force.
+	"${GIT[@]}" add -f -A
+	"${GIT[@]}" commit -q -m "pristine $KPKG $ver"
+	"${GIT[@]}" tag pristine
+	git -C "$KSRC" config user.name "umem-dmabuf-rs developers"
+	git -C "$KSRC" config user.email "umem-dmabuf-rs@localhost"
+	echo "$ver" >"$KSRC/.umem-pristine"
+}
+
+apply_patches() {
+	"${GIT[@]}" am --abort >/dev/null 2>&1 || true
+	"${GIT[@]}" checkout -q --detach pristine
+	"${GIT[@]}" reset -q --hard pristine
+	local p
+	for p in "$ROOT"/patches/linux-6.12/*.patch; do
+		[ -e "$p" ] || continue
+		if ! "${GIT[@]}" am -q --keep-cr "$p" >"$LOGDIR/patch.log" 2>&1; then
+			cat "$LOGDIR/patch.log" >&2
+			"${GIT[@]}" am --abort >/dev/null 2>&1 || true
+			die "patch does not apply: $(basename "$p")"
+		fi
+		echo "    applied $(basename "$p")" >&2
+	done
+}
+
+configure() {
+	local cfg=$UMEM_CACHE/config
+	mkdir -p "$cfg" "$KOUT"
+	make -s -C "$KSRC" O="$cfg" LLVM=1 tinyconfig >"$LOGDIR/config.log" 2>&1 ||
+		{ tail -20 "$LOGDIR/config.log"; die "make tinyconfig failed"; }
+	(cd "$KSRC" && scripts/kconfig/merge_config.sh -m -O "$cfg" "$cfg/.config" \
+		kernel/configs/kvm_guest.config "$ROOT/kernel/umem.config") \
+		>>"$LOGDIR/config.log" 2>&1 || die "merge_config.sh failed (see $LOGDIR/config.log)"
+	make -s -C "$KSRC" O="$cfg" LLVM=1 olddefconfig >>"$LOGDIR/config.log" 2>&1 ||
+		{ tail -20 "$LOGDIR/config.log"; die "make olddefconfig failed"; }
+	"$ROOT/scripts/check-config.sh" "$ROOT/kernel/umem.config" "$cfg/.config"
+	# Only replace the build's .config when it changed, so make keeps its work.
+	if ! cmp -s "$cfg/.config" "$KOUT/.config"; then
+		cp "$cfg/.config" "$KOUT/.config"
+	fi
+}
+
+main() {
+	mkdir -p "$LOGDIR"
+	if [ "${1:-}" = "--prepare-only" ]; then
+		# For patch development: source tree with the series applied.
+		prepare_source
+		apply_patches
+		return
+	fi
+	"$ROOT/scripts/setup.sh"
+	local key
+	key=$(kernel_key)
+	if [ -f "$KOUT/.umem-key" ] && [ "$(cat "$KOUT/.umem-key")" = "$key" ] &&
+	   [ -f "$KOUT/arch/x86/boot/bzImage" ]; then
+		say "kernel $(kernel_pkg_version) cached ($key) in $KOUT"
+		return
+	fi
+	prepare_source
+	say "applying patches/linux-6.12"
+	apply_patches
+	say "configuring (tinyconfig + kvm_guest.config + kernel/umem.config)"
+	configure
+	rm -f "$KOUT/.umem-key"
+	say "building kernel $(kernel_pkg_version) (first build about 16 minutes on 2 cores; full log: $LOGDIR/kernel-build.log)"
+	run_with_progress "kernel build" "$LOGDIR/kernel-build.log" "$KOUT" \
+		make -C "$KSRC" O="$KOUT" LLVM=1 -j"$(nproc)"
+	find "$KOUT" -name '*.o' | wc -l >"$UMEM_CACHE/objcount"
+	echo "$key" >"$KOUT/.umem-key"
+}
+
+main "$@"

@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings for the project's scripts. Sourced, never executed.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The kernel cache lives outside the work tree so that a fresh clone reuses it.
+UMEM_CACHE=${UMEM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/umem-dmabuf-rs}
+KSRC=$UMEM_CACHE/src		# git tree: pristine Debian source + patches/
+KOUT=$UMEM_CACHE/build		# O= build directory (bzImage, Module.symvers)
+KPKG=linux-source-6.12
+KTARBALL=/usr/src/linux-source-6.12.tar.xz
+BINDGEN_VERSION=0.73.2
+LOGDIR=${UMEM_LOGDIR:-$ROOT/build/logs}
+
+export PATH="$HOME/.cargo/bin:$PATH"
+
+say() { printf '\033[1m==>\033[0m %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Prints the Debian version of the kernel source package, e.g. 6.12.117-1~deb12u1.
+kernel_pkg_version() {
+	dpkg-query -W -f='${Version}' "$KPKG" 2>/dev/null
+}
+
+# Everything that decides the content of the built kernel. A change in any of
+# these makes scripts/kernel.sh rebuild; nothing else does.
+kernel_key() {
+	{
+		echo "recipe 1"
+		kernel_pkg_version
+		cat "$ROOT"/patches/linux-6.12/*.patch 2>/dev/null
+		cat "$ROOT"/kernel/umem.config
+	} | sha256sum | cut -c1-16
+}
+
+# Runs "$@" with its output in LOG, printing a status line every 20 s (stage,
+# elapsed time, objects built so far), and the log's tail if it fails.
+run_with_progress() {
+	local stage=$1 log=$2 count_dir=$3
+	shift 3
+	local start=$SECONDS rc=0 expect=""
+	[ -f "$UMEM_CACHE/objcount" ] && expect=$(cat "$UMEM_CACHE/objcount")
+	"$@" >"$log" 2>&1 &
+	local pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 20 &
+		wait $! || true
+		kill -0 "$pid" 2>/dev/null || break
+		local n
+		n=$(find "$count_dir" -name '*.o' 2>/dev/null | wc -l)
+		printf '    %s: %dm%02ds elapsed, %s objects%s, last: %s\n' \
+			"$stage" $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)) \
+			"$n" "${expect:+ of ~$expect}" \
+			"$(tail -n 1 "$log" | cut -c1-60)" >&2
+	done
+	wait "$pid" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		printf 'error: %s failed (exit %d); last lines of %s:\n' "$stage" "$rc" "$log" >&2
+		tail -n 40 "$log" >&2
+		return "$rc"
+	fi
+	say "$stage done in $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s"
+}

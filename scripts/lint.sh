@@ -1,0 +1,27 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# lint.sh rustfmt|rustfmt-fix|checkpatch: style checks on the project's own sources, with
+# the kernel's own configuration and tools.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+case "$1" in
+rustfmt | rustfmt-fix)
+	# Crate roots; rustfmt follows their `mod` declarations.
+	roots=(rust/umem_rs.rs)
+	check=--check
+	[ "$1" = rustfmt-fix ] && check=
+	rustfmt $check --edition 2021 --config-path "$KSRC/.rustfmt.toml" "${roots[@]}"
+	;;
+checkpatch)
+	mapfile -t files < <(git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]')
+	[ ${#files[@]} -eq 0 ] && exit 0
+	"$KSRC/scripts/checkpatch.pl" --strict -q --no-tree \
+		-f "${files[@]}"
+	;;
+*)
+	echo "usage: $0 rustfmt|rustfmt-fix|checkpatch" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,23 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# module.sh [clean] [MAKE ARGS...]: builds the project's modules against the
+# cached kernel (make -C $KOUT LLVM=1 M=$ROOT). Fails on any compiler or clippy
+# warning, printing it.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ -f "$KOUT/Module.symvers" ] || die "no built kernel in $KOUT: run 'make kernel' first"
+mkdir -p "$LOGDIR"
+if [ "${1:-}" = clean ]; then
+	make -s -C "$KOUT" LLVM=1 M="$ROOT" clean
+	exit 0
+fi
+log=$LOGDIR/module-build.log
+if ! make -C "$KOUT" LLVM=1 M="$ROOT" -j"$(nproc)" "$@" modules >"$log" 2>&1; then
+	grep -v '^make\|^  [A-Z]' "$log" | tail -n 60 >&2
+	die "module build failed (full log: $log)"
+fi
+if grep -qiE '(^|[^a-z_])warning[:\[]' "$log"; then
+	grep -iE -A12 '(^|[^a-z_])warning[:\[]' "$log" | head -n 80 >&2
+	die "module build has warnings (full log: $log)"
+fi

@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# qemu.sh JOB LOG [CMDLINE...]: boots the cached kernel with the project's
+# initramfs under QEMU TCG, runs the guest job JOB (scripts/guest/JOB.sh),
+# writes the serial console to LOG. A guest that does not power off within
+# UMEM_TIMEOUT seconds (default 900) is killed and the run fails with the
+# tail of LOG printed. UMEM_KVM=1 opts in to KVM (it cannot boot on the
+# nested hosts this project is developed on).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+job=$1
+log=$2
+shift 2
+timeout=${UMEM_TIMEOUT:-900}
+initrd=$ROOT/build/initramfs.cpio
+
+mkdir -p "$(dirname "$log")"
+"$ROOT/scripts/initramfs.sh" "$initrd"
+
+accel=(-accel tcg -cpu max)
+if [ "${UMEM_KVM:-0}" = 1 ]; then
+	accel=(-accel kvm -cpu host)
+fi
+
+say "booting $(kernel_pkg_version) under QEMU (${accel[1]}), job '$job' (serial log: $log)"
+start=$SECONDS
+rc=0
+timeout -k 10 "$timeout" qemu-system-x86_64 "${accel[@]}" -smp 2 -m 2G \
+	-nographic -no-reboot -nodefaults -serial stdio \
+	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
+	-kernel "$KOUT/arch/x86/boot/bzImage" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 umem.job=$job $*" \
+	</dev/null >"$log" 2>&1 || rc=$?
+tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	echo "error: guest did not finish within ${timeout}s; last lines of $log:" >&2
+	tail -n 40 "$log" >&2
+	exit 1
+fi
+if ! grep -q '@@UMEM-DMESG-END@@' "$log"; then
+	echo "error: guest stopped before its job finished (qemu exit $rc); last lines of $log:" >&2
+	tail -n 40 "$log" >&2
+	exit 1
+fi
+say "guest finished in $((SECONDS - start))s"

@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Installs what the build and the QEMU runs need. Idempotent: a second run
+# checks and returns at once.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+DEBS=(linux-source-6.12 clang lld llvm libclang-dev bc flex bison libelf-dev
+      libssl-dev cpio kmod qemu-system-x86 rdma-core ibverbs-utils
+      ibverbs-providers libibverbs-dev iproute2 busybox-static python3 rsync
+      git make gcc)
+
+missing=()
+for p in "${DEBS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	SUDO=""
+	[ "$(id -u)" -eq 0 ] || SUDO=sudo
+	command -v apt-get >/dev/null || die "apt-get not found: a Debian-based system is required (missing: ${missing[*]})"
+	say "installing Debian packages: ${missing[*]}"
+	$SUDO apt-get update -qq || die "apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null ||
+		die "apt-get install failed for: ${missing[*]}"
+fi
+
+command -v rustup >/dev/null || die "rustup not found: install a Rust toolchain with rustup"
+if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
+	say "adding rust-src"
+	rustup component add rust-src >/dev/null || die "rustup component add rust-src failed"
+fi
+if ! bindgen --version 2>/dev/null | grep -q " $BINDGEN_VERSION\$"; then
+	say "installing bindgen-cli $BINDGEN_VERSION (about 2 minutes)"
+	cargo install --locked --quiet bindgen-cli --version "$BINDGEN_VERSION" ||
+		die "cargo install bindgen-cli $BINDGEN_VERSION failed"
+fi
+[ -f "$KTARBALL" ] || die "$KTARBALL missing after installing $KPKG"
