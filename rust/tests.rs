@@ -158,7 +158,7 @@ fn window_boundaries(t: &Test) {
     // Last page of the buffer.
     let w = tbl.trim(7 * PAGE, 8 * PAGE);
     check_eq!(t, w.nents(), 1);
-    check_eq!(t, w.first_offset(), 2 * PAGE);
+    check_eq!(t, w.first_offset(), 3 * PAGE);
     check_eq!(t, w.last_trim(), 0);
     check_eq!(t, entries(&tbl)[3], (0x40_0000 + 7 * PAGE, 4096));
     check!(t, w.restore(&tbl).is_ok());
