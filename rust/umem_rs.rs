@@ -4,10 +4,16 @@
 //!
 //! Layers, with dependencies pointing down only:
 //! - [`tests`]: KUnit test bodies called from the C suite tables.
+//! - [`importer`]: the importer logic, with exact C parity and no `unsafe`.
+//! - the `extern "C"` entry points ib_core calls, generated below by
+//!   [`umem_importer_ffi!`] from the abstraction layer.
 //! - [`abs`]: safe abstractions over the C objects; all `unsafe` lives there.
 
 mod abs;
+mod importer;
 mod tests;
+
+umem_importer_ffi!(importer::RustImporter);
 
 use kernel::prelude::*;
 

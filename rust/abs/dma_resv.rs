@@ -64,6 +64,38 @@ impl DmaResv {
         }
     }
 
+    /// Creates the proof of a lock that the caller's context already holds, for
+    /// paths that are entered with the lock held (`move_notify`, and the
+    /// `ib_umem_dmabuf` entry points documented as called under the lock).
+    ///
+    /// Under lockdep the claim is checked with `dma_resv_assert_held`.
+    ///
+    /// # Safety
+    ///
+    /// The current thread holds the lock of `self` for all of `'a`, and no
+    /// other [`ResvLocked`] for it is in use meanwhile.
+    pub(crate) unsafe fn assume_locked<'a>(&'a self) -> ResvLocked<'a> {
+        // SAFETY: `self.as_raw()` is valid by the type invariant.
+        unsafe { bindings::dma_resv_assert_held(self.as_raw()) };
+        // INVARIANT: the caller guarantees the lock is held for `'a`.
+        ResvLocked {
+            resv: self,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Releases a lock that was handed over by [`ResvGuard::leak`] (or taken
+    /// by C code) and that the current thread holds.
+    ///
+    /// # Safety
+    ///
+    /// The current thread holds the lock, and no [`ResvLocked`] or
+    /// [`ResvGuard`] for it is alive.
+    pub(crate) unsafe fn unlock_leaked(&self) {
+        // SAFETY: valid by the type invariant; held by the caller's contract.
+        unsafe { bindings::dma_resv_unlock(self.as_raw()) };
+    }
+
     /// Returns whether some thread holds the lock (for tests and assertions).
     pub(crate) fn is_locked(&self) -> bool {
         // SAFETY: `self.as_raw()` is valid by the type invariant.
@@ -130,6 +162,15 @@ impl<'a> Deref for ResvGuard<'a> {
 
     fn deref(&self) -> &ResvLocked<'a> {
         &self.locked
+    }
+}
+
+impl ResvGuard<'_> {
+    /// Keeps the lock held after the guard is gone: for entry points that
+    /// return to C with the lock held (it is released by C, or by
+    /// [`DmaResv::unlock_leaked`]).
+    pub(crate) fn leak(self) {
+        core::mem::forget(self);
     }
 }
 

@@ -5,7 +5,10 @@
 //! Written as if for `rust/kernel`: each submodule wraps one C subsystem and is
 //! the only place where `unsafe` code appears in this crate.
 
+pub(crate) mod device;
+pub(crate) mod dma_buf;
 pub(crate) mod dma_resv;
 pub(crate) mod kunit;
 pub(crate) mod scatterlist;
 pub(crate) mod shim;
+pub(crate) mod umem;

@@ -236,6 +236,47 @@ impl DmaWindow {
     }
 }
 
+/// A [`DmaWindow`] as `struct ib_umem_dmabuf` stores it (`first_sg`,
+/// `first_sg_offset`, `last_sg`, `last_sg_trim`, and `nents` of the umem's
+/// table).
+pub(crate) struct WindowParts {
+    pub(crate) first: *mut bindings::scatterlist,
+    pub(crate) first_offset: u64,
+    pub(crate) last: *mut bindings::scatterlist,
+    pub(crate) last_trim: u64,
+    pub(crate) nents: u32,
+}
+
+impl DmaWindow {
+    /// Splits into the table it was made on and its parts.
+    pub(crate) fn into_parts(self) -> (*mut bindings::sg_table, WindowParts) {
+        let parts = WindowParts {
+            first: self.first_raw(),
+            first_offset: self.first_offset(),
+            last: self.last_raw(),
+            last_trim: self.last_trim(),
+            nents: self.nents,
+        };
+        (self.table, parts)
+    }
+
+    /// Reassembles a window split by [`DmaWindow::into_parts`].
+    ///
+    /// # Safety
+    ///
+    /// `table` and `parts` come from one `into_parts` call, unchanged, and the
+    /// window was not reassembled since.
+    pub(crate) unsafe fn from_parts(table: *mut bindings::sg_table, parts: WindowParts) -> Self {
+        // INVARIANT: the parts describe the changes made by `trim` on `table`.
+        Self {
+            table,
+            first: NonNull::new(parts.first.cast::<SgEntry>()).map(|sg| (sg, parts.first_offset)),
+            last: NonNull::new(parts.last.cast::<SgEntry>()).map(|sg| (sg, parts.last_trim)),
+            nents: parts.nents,
+        }
+    }
+}
+
 /// A table allocated by this crate (tests, exporters), with settable DMA entries.
 ///
 /// # Invariants

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The devices the importer deals with: the DMA device of an attachment and
+//! the RDMA device of a umem.
+//!
+//! C headers: [`include/linux/device.h`](srctree/include/linux/device.h),
+//! [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
+
+use kernel::bindings;
+use kernel::types::Opaque;
+
+/// A `struct device` that DMA is done for, borrowed.
+///
+/// # Invariants
+///
+/// The device is live (its reference count is held by someone) while borrowed.
+#[repr(transparent)]
+pub(crate) struct Device(Opaque<bindings::device>);
+
+impl Device {
+    /// # Safety
+    ///
+    /// `ptr` is null or a live device that stays live for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::device) -> Option<&'a Self> {
+        // SAFETY: `repr(transparent)`; validity from the caller.
+        unsafe { ptr.cast::<Self>().as_ref() }
+    }
+
+    pub(crate) fn as_raw(&self) -> *mut bindings::device {
+        self.0.get()
+    }
+}
+
+/// A `struct ib_device`, borrowed.
+///
+/// # Invariants
+///
+/// The device is live while borrowed.
+#[repr(transparent)]
+pub(crate) struct IbDevice(Opaque<bindings::ib_device>);
+
+impl IbDevice {
+    /// # Safety
+    ///
+    /// `ptr` is a live ib_device that stays live for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
+        // SAFETY: `repr(transparent)`; validity from the caller.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
+        self.0.get()
+    }
+
+    /// The device that does DMA for this RDMA device, if it has one (software
+    /// devices such as rxe have none).
+    pub(crate) fn dma_device(&self) -> Option<&Device> {
+        // SAFETY: the ib_device is live (type invariant) and holds its DMA device
+        // for its whole life.
+        unsafe { Device::from_raw((*self.as_raw()).dma_device) }
+    }
+}

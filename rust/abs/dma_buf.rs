@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! dma-buf importing: buffers, dynamic attachments and their mappings.
+//!
+//! C header: [`include/linux/dma-buf.h`](srctree/include/linux/dma-buf.h)
+//!
+//! Locking rules of the dma-buf core, as types:
+//! - [`Attachment::pin`], [`Attachment::unpin`], [`Attachment::map`] and
+//!   [`Attachment::unmap`] take a [`ResvLocked`] proof for the buffer's
+//!   reservation object (a proof for another object is refused with `EINVAL`).
+//! - `move_notify` is called by the core with that lock held; the trampoline
+//!   hands the [`Importer`] callback a proof built for exactly that lock.
+//! - A [`Mapping`] carries the window applied to its table and is undone by
+//!   [`Attachment::unmap`] before the table goes back to the exporter.
+
+use super::device::Device;
+use super::dma_resv::{DmaResv, ResvLocked};
+use super::scatterlist::{DmaWindow, SgTable};
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+use kernel::bindings;
+use kernel::error::from_err_ptr;
+use kernel::prelude::*;
+use kernel::types::{ARef, AlwaysRefCounted, Opaque};
+
+/// A `struct dma_buf`.
+///
+/// # Invariants
+///
+/// The wrapped buffer is live; references to it are backed by a reference
+/// count (an [`ARef`]) or by an attachment that holds one.
+#[repr(transparent)]
+pub(crate) struct DmaBuf(Opaque<bindings::dma_buf>);
+
+// SAFETY: The reference count of a dma-buf is its file's, which is atomic and
+// may be dropped from any thread.
+unsafe impl AlwaysRefCounted for DmaBuf {
+    fn inc_ref(&self) {
+        // SAFETY: the buffer is live by the type invariant.
+        unsafe { bindings::get_dma_buf(self.as_raw()) };
+    }
+
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: the caller gives up one reference, which `dma_buf_put` drops.
+        unsafe { bindings::dma_buf_put(obj.as_ptr().cast()) };
+    }
+}
+
+// SAFETY: A dma-buf is shared between processes and drivers by design; its
+// mutable state is protected by its reservation lock.
+unsafe impl Send for DmaBuf {}
+// SAFETY: As above.
+unsafe impl Sync for DmaBuf {}
+
+impl DmaBuf {
+    /// Looks up the dma-buf of a file descriptor of the current process
+    /// (`dma_buf_get`): `EBADF` for a descriptor that is not open, `EINVAL`
+    /// for one that is not a dma-buf.
+    pub(crate) fn from_fd(fd: i32) -> Result<ARef<Self>> {
+        // SAFETY: `dma_buf_get` accepts any value and returns a counted reference
+        // or an error pointer.
+        let ptr = from_err_ptr(unsafe { bindings::dma_buf_get(fd) })?;
+        // SAFETY: `ptr` is a live dma-buf with one reference that we now own.
+        Ok(unsafe { ARef::from_raw(NonNull::new_unchecked(ptr.cast::<Self>())) })
+    }
+
+    /// # Safety
+    ///
+    /// `ptr` is a live dma-buf that stays live for `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::dma_buf) -> &'a Self {
+        // SAFETY: `repr(transparent)`; validity from the caller.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    fn as_raw(&self) -> *mut bindings::dma_buf {
+        self.0.get()
+    }
+
+    /// Size of the buffer in bytes.
+    pub(crate) fn size(&self) -> usize {
+        // SAFETY: the buffer is live (type invariant); `size` never changes.
+        unsafe { (*self.as_raw()).size }
+    }
+
+    /// The reservation object that serialises this buffer's attachments.
+    pub(crate) fn resv(&self) -> &DmaResv {
+        // SAFETY: `resv` is set at export and lives as long as the buffer.
+        unsafe { DmaResv::from_raw((*self.as_raw()).resv) }
+    }
+}
+
+/// An importer's callback table, `struct dma_buf_attach_ops`.
+///
+/// # Invariants
+///
+/// The table is immutable and lives for the rest of the kernel's (or the
+/// owning module's) life, as the dma-buf core requires of importer ops.
+#[repr(transparent)]
+pub(crate) struct AttachOps(bindings::dma_buf_attach_ops);
+
+impl AttachOps {
+    /// # Safety
+    ///
+    /// `ptr` is null or a table that stays valid and unchanged as long as any
+    /// attachment made with it exists.
+    pub(crate) unsafe fn from_raw(
+        ptr: *const bindings::dma_buf_attach_ops,
+    ) -> Option<&'static Self> {
+        // SAFETY: `repr(transparent)`; validity from the caller.
+        unsafe { ptr.cast::<Self>().as_ref() }
+    }
+
+    /// Whether the importer supports invalidation (`move_notify` is set).
+    pub(crate) fn has_move_notify(&self) -> bool {
+        self.0.move_notify.is_some()
+    }
+}
+
+/// What an attachment's `importer_priv` points to.
+///
+/// # Safety
+///
+/// Implementers are `repr(transparent)` wrappers of a C object whose address
+/// is what the importer passes as `importer_priv`, so that [`Self::from_priv`]
+/// may cast it back.
+pub(crate) unsafe trait ImporterPriv {
+    /// The address passed as `importer_priv`.
+    fn priv_ptr(&self) -> *mut kernel::ffi::c_void;
+
+    /// # Safety
+    ///
+    /// `ptr` came from [`Self::priv_ptr`] of an object that is still live for `'a`.
+    unsafe fn from_priv<'a>(ptr: *mut kernel::ffi::c_void) -> &'a Self;
+}
+
+/// An importer whose `move_notify` is Rust code.
+pub(crate) trait Importer {
+    /// What `importer_priv` of its attachments points to.
+    type Priv: ImporterPriv;
+    /// Whether the importer accepts peer-to-peer (non struct page) memory.
+    const ALLOW_PEER2PEER: bool;
+    /// The exporter is about to move the buffer: stop using the mapping.
+    fn move_notify(priv_: &Self::Priv, attach: &Attachment, locked: &ResvLocked<'_>);
+}
+
+/// The C callback table of an [`Importer`].
+pub(crate) struct ImporterOps<T: Importer>(PhantomData<T>);
+
+impl<T: Importer> ImporterOps<T> {
+    const OPS: bindings::dma_buf_attach_ops = bindings::dma_buf_attach_ops {
+        allow_peer2peer: T::ALLOW_PEER2PEER,
+        move_notify: Some(Self::move_notify),
+    };
+
+    /// The table, for [`DynAttachment::new`].
+    pub(crate) fn table() -> &'static AttachOps {
+        // INVARIANT: a promoted constant is immutable and lives forever.
+        let ops: &'static bindings::dma_buf_attach_ops = &Self::OPS;
+        // SAFETY: `AttachOps` is `repr(transparent)` over the C table.
+        unsafe { &*(ops as *const bindings::dma_buf_attach_ops).cast::<AttachOps>() }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the dma-buf core only, for an attachment made with
+    /// [`Self::table`], with the buffer's reservation lock held.
+    unsafe extern "C" fn move_notify(attach: *mut bindings::dma_buf_attachment) {
+        // SAFETY: the core passes a live attachment.
+        let attach = unsafe { Attachment::from_raw(attach) };
+        // SAFETY: attachments made with this table get an `importer_priv` from
+        // `T::Priv::priv_ptr` (see `DynAttachment::new`), and the owner keeps the
+        // object live until the attachment is detached.
+        let priv_ = unsafe { T::Priv::from_priv(attach.importer_priv()) };
+        let resv = attach.dmabuf().resv();
+        // SAFETY: the core calls `move_notify` with this lock held, and keeps it
+        // for the duration of the call; no other proof exists in this call chain.
+        let locked = unsafe { resv.assume_locked() };
+        T::move_notify(priv_, attach, &locked);
+    }
+}
+
+/// A dma-buf attachment, borrowed.
+///
+/// # Invariants
+///
+/// The wrapped attachment is live (attached) for the lifetime of the reference.
+#[repr(transparent)]
+pub(crate) struct Attachment(Opaque<bindings::dma_buf_attachment>);
+
+impl Attachment {
+    /// # Safety
+    ///
+    /// `ptr` is a live attachment that stays attached for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::dma_buf_attachment) -> &'a Self {
+        // SAFETY: `repr(transparent)`; validity from the caller.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    pub(crate) fn as_raw(&self) -> *mut bindings::dma_buf_attachment {
+        self.0.get()
+    }
+
+    /// The buffer this attachment belongs to.
+    pub(crate) fn dmabuf(&self) -> &DmaBuf {
+        // SAFETY: an attachment holds its buffer live until detached.
+        unsafe { DmaBuf::from_raw((*self.as_raw()).dmabuf) }
+    }
+
+    fn importer_priv(&self) -> *mut kernel::ffi::c_void {
+        // SAFETY: the attachment is live; the field is set once at attach time.
+        unsafe { (*self.as_raw()).importer_priv }
+    }
+
+    fn check(&self, locked: &ResvLocked<'_>) -> Result {
+        if locked.is_for(self.dmabuf().resv()) {
+            Ok(())
+        } else {
+            pr_err!("dma-buf attachment used with another buffer's lock\n");
+            Err(EINVAL)
+        }
+    }
+
+    /// Pins the buffer in place for this attachment (`dma_buf_pin`).
+    pub(crate) fn pin(&self, locked: &ResvLocked<'_>) -> Result {
+        self.check(locked)?;
+        // SAFETY: the attachment is live and the reservation lock is held.
+        kernel::error::to_result(unsafe { bindings::dma_buf_pin(self.as_raw()) })
+    }
+
+    /// Undoes one [`Attachment::pin`] (`dma_buf_unpin`).
+    pub(crate) fn unpin(&self, locked: &ResvLocked<'_>) {
+        if self.check(locked).is_ok() {
+            // SAFETY: the attachment is live and the reservation lock is held.
+            unsafe { bindings::dma_buf_unpin(self.as_raw()) };
+        }
+    }
+
+    /// Maps the buffer for the attachment's device, bidirectionally.
+    pub(crate) fn map(&self, locked: &ResvLocked<'_>) -> Result<Mapping> {
+        self.check(locked)?;
+        // SAFETY: the attachment is live and the reservation lock is held.
+        let sgt = from_err_ptr(unsafe {
+            bindings::dma_buf_map_attachment(
+                self.as_raw(),
+                bindings::dma_data_direction_DMA_BIDIRECTIONAL,
+            )
+        })?;
+        let sgt = NonNull::new(sgt).ok_or(EINVAL)?;
+        // INVARIANT: `sgt` was just mapped for this attachment.
+        Ok(Mapping {
+            sgt,
+            attach: self.as_raw(),
+            window: None,
+        })
+    }
+
+    /// Restores the mapping's window, then unmaps it.
+    ///
+    /// A mapping of another attachment, or a wrong lock, is refused (and
+    /// leaked rather than unmapped through the wrong attachment).
+    pub(crate) fn unmap(&self, locked: &ResvLocked<'_>, mapping: Mapping) {
+        if self.check(locked).is_err() || mapping.attach != self.as_raw() {
+            pr_err!("dma-buf mapping unmapped through the wrong attachment\n");
+            return;
+        }
+        let Mapping { sgt, window, .. } = mapping;
+        if let Some(window) = window {
+            // SAFETY: `sgt` stays mapped until the unmap below (invariant of `Mapping`).
+            let table = unsafe { SgTable::from_raw(sgt.as_ptr()) };
+            if window.restore(table).is_err() {
+                pr_err!("dma-buf window does not belong to its table\n");
+            }
+        }
+        // SAFETY: `mapping` was mapped for this live attachment (its invariant)
+        // and is consumed here, so it is unmapped once; the lock is held.
+        unsafe {
+            bindings::dma_buf_unmap_attachment(
+                self.as_raw(),
+                sgt.as_ptr(),
+                bindings::dma_data_direction_DMA_BIDIRECTIONAL,
+            )
+        };
+    }
+}
+
+/// A table mapped for an attachment, with the importer's window applied.
+///
+/// # Invariants
+///
+/// `sgt` was returned by `dma_buf_map_attachment` for `attach` and is not yet
+/// unmapped; `window`, if set, was made on `sgt`.
+#[must_use = "a mapping must be given back with Attachment::unmap"]
+pub(crate) struct Mapping {
+    sgt: NonNull<bindings::sg_table>,
+    attach: *mut bindings::dma_buf_attachment,
+    window: Option<DmaWindow>,
+}
+
+impl Mapping {
+    /// The mapped table.
+    pub(crate) fn table(&self) -> &SgTable {
+        // SAFETY: the table stays mapped while `self` exists (type invariant).
+        unsafe { SgTable::from_raw(self.sgt.as_ptr()) }
+    }
+
+    /// Trims the table to `[start, end)` (see [`SgTable::trim`]). A mapping has
+    /// at most one window: a second call restores the first one before.
+    pub(crate) fn set_window(&mut self, start: u64, end: u64) -> &DmaWindow {
+        if let Some(old) = self.window.take() {
+            // Cannot fail: the window was made on this table.
+            let _ = old.restore(self.table());
+        }
+        let window = self.table().trim(start, end);
+        self.window.insert(window)
+    }
+
+    /// Splits into raw parts, for storage in a C structure.
+    pub(crate) fn into_parts(
+        self,
+    ) -> (
+        *mut bindings::sg_table,
+        *mut bindings::dma_buf_attachment,
+        Option<DmaWindow>,
+    ) {
+        (self.sgt.as_ptr(), self.attach, self.window)
+    }
+
+    /// Reassembles a mapping split by [`Mapping::into_parts`].
+    ///
+    /// # Safety
+    ///
+    /// The parts come from one `into_parts` call and were not reassembled since.
+    pub(crate) unsafe fn from_parts(
+        sgt: NonNull<bindings::sg_table>,
+        attach: *mut bindings::dma_buf_attachment,
+        window: Option<DmaWindow>,
+    ) -> Self {
+        // INVARIANT: guaranteed by the caller.
+        Self {
+            sgt,
+            attach,
+            window,
+        }
+    }
+}
+
+/// A dynamic attachment owned by the importer; detached when dropped.
+///
+/// # Invariants
+///
+/// `attach` is live, made by `dma_buf_dynamic_attach` on `dmabuf`, and owned
+/// by this value. Drop order: the attachment is detached (in `drop`) before the
+/// buffer reference (`dmabuf`, a field) is put.
+pub(crate) struct DynAttachment {
+    attach: NonNull<bindings::dma_buf_attachment>,
+    dmabuf: ARef<DmaBuf>,
+}
+
+impl DynAttachment {
+    /// Attaches `dev` to `dmabuf` as a dynamic importer with callbacks `ops`
+    /// and `importer_priv` pointing to `priv_`.
+    ///
+    /// # Safety
+    ///
+    /// `priv_` stays live (at the same address) until this attachment is
+    /// dropped, and if `ops` came from [`ImporterOps::table`] of some `T`, then
+    /// `P` is `T::Priv`.
+    pub(crate) unsafe fn new<P: ImporterPriv>(
+        dmabuf: ARef<DmaBuf>,
+        dev: &Device,
+        ops: &'static AttachOps,
+        priv_: &P,
+    ) -> Result<Self> {
+        // SAFETY: the buffer is live (we hold a reference), `dev` is a live device,
+        // `ops` is immutable and static (its invariant); the caller keeps `priv_`
+        // live as long as the attachment.
+        let attach = from_err_ptr(unsafe {
+            bindings::dma_buf_dynamic_attach(
+                dmabuf.as_raw(),
+                dev.as_raw(),
+                &ops.0,
+                priv_.priv_ptr(),
+            )
+        })?;
+        let attach = NonNull::new(attach).ok_or(EINVAL)?;
+        // INVARIANT: just attached, owned by the new value.
+        Ok(Self { attach, dmabuf })
+    }
+
+    /// Gives up ownership, for storage in a C structure.
+    pub(crate) fn into_raw(self) -> *mut bindings::dma_buf_attachment {
+        let me = core::mem::ManuallyDrop::new(self);
+        // SAFETY: `me` is never dropped, so reading the reference out moves it;
+        // it is then leaked, to be reclaimed by `from_raw`.
+        let dmabuf = unsafe { core::ptr::read(&me.dmabuf) };
+        let _ = ARef::into_raw(dmabuf);
+        me.attach.as_ptr()
+    }
+
+    /// Takes back ownership given up by [`DynAttachment::into_raw`].
+    ///
+    /// # Safety
+    ///
+    /// `raw` came from `into_raw` and is not owned by anything else.
+    pub(crate) unsafe fn from_raw(raw: *mut bindings::dma_buf_attachment) -> Self {
+        // SAFETY: the attachment is live; its buffer reference was kept by `into_raw`.
+        let dmabuf = unsafe { NonNull::new_unchecked((*raw).dmabuf.cast::<DmaBuf>()) };
+        Self {
+            // SAFETY: `into_raw` returned a non-null pointer.
+            attach: unsafe { NonNull::new_unchecked(raw) },
+            // SAFETY: one reference was leaked by `into_raw`, reclaimed here.
+            dmabuf: unsafe { ARef::from_raw(dmabuf) },
+        }
+    }
+}
+
+impl Drop for DynAttachment {
+    fn drop(&mut self) {
+        // SAFETY: owned and live (type invariant); detached once, here, while the
+        // buffer reference (dropped after this) keeps the buffer live.
+        unsafe { bindings::dma_buf_detach(self.dmabuf.as_raw(), self.attach.as_ptr()) };
+    }
+}

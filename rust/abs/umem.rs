@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RDMA dma-buf umems, `struct ib_umem_dmabuf`, and the entry points through
+//! which ib_core calls an importer implementation.
+//!
+//! C header: [`include/rdma/ib_umem.h`](srctree/include/rdma/ib_umem.h)
+//!
+//! The C structure keeps its layout because drivers read it (`attach`, `sgt`,
+//! `umem.sgt_append`, `umem.address`...). It is also the only state: the Rust
+//! owners ([`DynAttachment`], [`Mapping`]) are stored into its fields and taken
+//! back from them, so there is nothing to keep in sync.
+
+use super::device::{Device, IbDevice};
+use super::dma_buf::{
+    AttachOps, Attachment, DmaBuf, DynAttachment, Importer, ImporterOps, ImporterPriv, Mapping,
+};
+use super::dma_resv::{DmaResv, ResvGuard, ResvLocked};
+use super::scatterlist::{DmaWindow, WindowParts};
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::bindings;
+use kernel::prelude::*;
+use kernel::types::{ARef, Opaque};
+
+/// A `struct ib_umem_dmabuf` created by this crate.
+///
+/// # Invariants
+///
+/// - It was allocated by [`OwnedUmem::new`]; `umem.ibdev`, `umem.address`,
+///   `umem.length`, `umem.writable` and `umem.is_dmabuf` do not change after.
+/// - `attach` is null only until `OwnedUmem::new` returns; from then on it is
+///   a [`DynAttachment`] owned by the umem (given up with `into_raw`), with
+///   `importer_priv` pointing to this structure.
+/// - `sgt` is null, or it and `first_sg`, `first_sg_offset`, `last_sg`,
+///   `last_sg_trim` and `umem.sgt_append.sgt.nents` are the parts of one
+///   [`Mapping`] of `attach` with its window, owned by the umem.
+/// - After creation, all fields but the fixed ones change only with the
+///   reservation lock of the attachment's buffer held.
+#[repr(transparent)]
+pub(crate) struct UmemDmabuf(Opaque<bindings::ib_umem_dmabuf>);
+
+// SAFETY: `UmemDmabuf` wraps the C structure whose address is `importer_priv`.
+unsafe impl ImporterPriv for UmemDmabuf {
+    fn priv_ptr(&self) -> *mut kernel::ffi::c_void {
+        self.0.get().cast()
+    }
+
+    unsafe fn from_priv<'a>(ptr: *mut kernel::ffi::c_void) -> &'a Self {
+        // SAFETY: `ptr` came from `priv_ptr` of a live umem (caller's contract).
+        unsafe { &*ptr.cast::<Self>() }
+    }
+}
+
+/// The callback a driver registered with `ib_umem_dmabuf_set_revoke_locked()`.
+///
+/// # Invariants
+///
+/// `func`, if set, may be called with `data` while the umem lives.
+#[derive(Clone, Copy)]
+pub(crate) struct RevokeCallback {
+    func: Option<unsafe extern "C" fn(*mut kernel::ffi::c_void)>,
+    data: *mut kernel::ffi::c_void,
+}
+
+impl RevokeCallback {
+    /// # Safety
+    ///
+    /// `func`, if set, may be called with `data` as long as the umem it is set
+    /// on lives (the driver's contract with `ib_umem_dmabuf_set_revoke_locked`).
+    pub(crate) unsafe fn new(
+        func: Option<unsafe extern "C" fn(*mut kernel::ffi::c_void)>,
+        data: *mut kernel::ffi::c_void,
+    ) -> Self {
+        Self { func, data }
+    }
+}
+
+/// The attach ops a umem may be created with: `importer_priv` is always the
+/// umem, which is what drivers' C callbacks and this crate's [`Importer`]s
+/// expect.
+#[derive(Clone, Copy)]
+pub(crate) struct UmemAttachOps(&'static AttachOps);
+
+impl UmemAttachOps {
+    /// A driver's table (C callbacks that expect the umem as `importer_priv`).
+    pub(crate) fn foreign(ops: &'static AttachOps) -> Self {
+        Self(ops)
+    }
+
+    /// The table of a Rust importer whose private data is the umem.
+    pub(crate) fn of<T: Importer<Priv = UmemDmabuf>>() -> Self {
+        Self(ImporterOps::<T>::table())
+    }
+
+    /// Whether the table can invalidate (has `move_notify`).
+    pub(crate) fn has_move_notify(&self) -> bool {
+        self.0.has_move_notify()
+    }
+}
+
+impl UmemDmabuf {
+    /// # Safety
+    ///
+    /// `ptr` is a umem created by this crate ([`OwnedUmem::into_raw`]) and still
+    /// live for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_umem_dmabuf) -> &'a Self {
+        // SAFETY: `repr(transparent)`; validity from the caller.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    fn raw(&self) -> *mut bindings::ib_umem_dmabuf {
+        self.0.get()
+    }
+
+    /// Registered start offset in the buffer (`umem.address`).
+    pub(crate) fn address(&self) -> u64 {
+        // SAFETY: fixed after creation (type invariant).
+        // CAST: `unsigned long` is 64 bits on every architecture this builds for.
+        unsafe { (*self.raw()).umem.address as u64 }
+    }
+
+    /// Registered length (`umem.length`).
+    pub(crate) fn length(&self) -> u64 {
+        // SAFETY: fixed after creation (type invariant).
+        // CAST: `size_t` is 64 bits on every architecture this module builds for.
+        unsafe { (*self.raw()).umem.length as u64 }
+    }
+
+    /// The RDMA device the umem was created for.
+    pub(crate) fn ib_device(&self) -> &IbDevice {
+        // SAFETY: fixed after creation; the device outlives its umems.
+        unsafe { IbDevice::from_raw((*self.raw()).umem.ibdev) }
+    }
+
+    /// The umem's attachment (`EINVAL` while it is still being created).
+    pub(crate) fn attachment(&self) -> Result<&Attachment> {
+        // SAFETY: `attach` is written once, before the umem is handed out; a
+        // non-null value is a live attachment owned by the umem (type invariant).
+        let attach = unsafe { (*self.raw()).attach };
+        if attach.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: as above; it stays attached as long as the umem lives.
+        Ok(unsafe { Attachment::from_raw(attach) })
+    }
+
+    /// The reservation object of the umem's buffer.
+    pub(crate) fn resv(&self) -> Result<&DmaResv> {
+        Ok(self.attachment()?.dmabuf().resv())
+    }
+
+    /// Takes the buffer's reservation lock.
+    pub(crate) fn lock(&self) -> Result<ResvGuard<'_>> {
+        Ok(self.resv()?.lock())
+    }
+
+    fn check(&self, locked: &ResvLocked<'_>) -> bool {
+        match self.resv() {
+            Ok(resv) if locked.is_for(resv) => true,
+            _ => {
+                pr_err!("ib_umem_dmabuf accessed without its reservation lock\n");
+                false
+            }
+        }
+    }
+
+    /// Whether the umem was revoked.
+    pub(crate) fn revoked(&self, locked: &ResvLocked<'_>) -> bool {
+        // SAFETY: the lock is held (checked), which serialises the field.
+        self.check(locked) && unsafe { (*self.raw()).revoked() != 0 }
+    }
+
+    /// Marks the umem revoked.
+    pub(crate) fn set_revoked(&self, locked: &ResvLocked<'_>) {
+        if self.check(locked) {
+            // SAFETY: the lock is held, which serialises the field.
+            unsafe { (*self.raw()).set_revoked(1) };
+        }
+    }
+
+    /// Whether the umem holds a pin on its attachment.
+    pub(crate) fn pinned(&self, locked: &ResvLocked<'_>) -> bool {
+        // SAFETY: the lock is held, which serialises the field.
+        self.check(locked) && unsafe { (*self.raw()).pinned() != 0 }
+    }
+
+    /// Records whether the umem holds a pin.
+    pub(crate) fn set_pinned(&self, locked: &ResvLocked<'_>, pinned: bool) {
+        if self.check(locked) {
+            // SAFETY: the lock is held, which serialises the field.
+            unsafe { (*self.raw()).set_pinned(u8::from(pinned)) };
+        }
+    }
+
+    /// Whether a mapping is installed (`sgt` set).
+    pub(crate) fn is_mapped(&self, locked: &ResvLocked<'_>) -> bool {
+        // SAFETY: the lock is held, which serialises the field.
+        self.check(locked) && unsafe { !(*self.raw()).sgt.is_null() }
+    }
+
+    /// Stores `mapping` and its window in the C fields drivers read: `sgt`,
+    /// the first/last entry bookkeeping, and `umem.sgt_append.sgt` (`sgl` is
+    /// the first entry of the window, `nents` the number of entries in it).
+    ///
+    /// Refused (the mapping is given back) if a mapping is already installed
+    /// or the lock is not this umem's.
+    pub(crate) fn install_mapping(
+        &self,
+        locked: &ResvLocked<'_>,
+        mapping: Mapping,
+    ) -> Result<(), Mapping> {
+        if !self.check(locked) || self.is_mapped(locked) {
+            return Err(mapping);
+        }
+        let (sgt, _attach, window) = mapping.into_parts();
+        let raw = self.raw();
+        // SAFETY: the lock is held, which serialises these fields; storing the
+        // parts here transfers their ownership to the umem (type invariant).
+        unsafe {
+            (*raw).sgt = sgt;
+            if let Some(window) = window {
+                let (_table, p) = window.into_parts();
+                (*raw).first_sg = p.first;
+                // CAST: offsets are below an entry's `u32` length.
+                (*raw).first_sg_offset = p.first_offset as usize;
+                (*raw).last_sg = p.last;
+                (*raw).last_sg_trim = p.last_trim as usize;
+                (*raw).umem.sgt_append.sgt.sgl = p.first;
+                (*raw).umem.sgt_append.sgt.nents = p.nents;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes the installed mapping back out of the C fields, clearing `sgt` and
+    /// the first/last entry bookkeeping (`umem.sgt_append.sgt` is left as is,
+    /// as the C implementation does).
+    pub(crate) fn take_mapping(&self, locked: &ResvLocked<'_>) -> Option<Mapping> {
+        if !self.is_mapped(locked) {
+            return None;
+        }
+        let raw = self.raw();
+        // SAFETY: the lock is held; by the type invariant the fields are the parts
+        // of one mapping owned by the umem, reassembled once since they are
+        // cleared here.
+        unsafe {
+            let sgt = NonNull::new((*raw).sgt)?;
+            let parts = WindowParts {
+                first: (*raw).first_sg,
+                // CAST: `unsigned long` to `u64` is lossless here.
+                first_offset: (*raw).first_sg_offset as u64,
+                last: (*raw).last_sg,
+                last_trim: (*raw).last_sg_trim as u64,
+                nents: (*raw).umem.sgt_append.sgt.nents,
+            };
+            let window = DmaWindow::from_parts(sgt.as_ptr(), parts);
+            (*raw).sgt = ptr::null_mut();
+            (*raw).first_sg = ptr::null_mut();
+            (*raw).first_sg_offset = 0;
+            (*raw).last_sg = ptr::null_mut();
+            (*raw).last_sg_trim = 0;
+            Some(Mapping::from_parts(sgt, (*raw).attach, Some(window)))
+        }
+    }
+
+    /// Records the driver's revoke callback.
+    pub(crate) fn set_revoke_callback(&self, locked: &ResvLocked<'_>, cb: RevokeCallback) {
+        if self.check(locked) {
+            // SAFETY: the lock is held, which serialises the fields.
+            unsafe {
+                (*self.raw()).pinned_revoke = cb.func;
+                (*self.raw()).private = cb.data;
+            }
+        }
+    }
+
+    /// Calls the driver's revoke callback, if one is set.
+    pub(crate) fn call_revoke_callback(&self, locked: &ResvLocked<'_>) {
+        if !self.check(locked) {
+            return;
+        }
+        // SAFETY: the lock is held, which serialises the fields.
+        let (func, data) = unsafe { ((*self.raw()).pinned_revoke, (*self.raw()).private) };
+        if let Some(func) = func {
+            // SAFETY: the callback was stored from a `RevokeCallback`, whose
+            // invariant allows this call while the umem lives.
+            unsafe { func(data) };
+        }
+    }
+}
+
+/// Ownership of a [`UmemDmabuf`]; dropping it detaches and frees the umem.
+///
+/// # Invariants
+///
+/// `ptr` is a umem allocated by [`OwnedUmem::new`] and owned by this value.
+pub(crate) struct OwnedUmem(NonNull<UmemDmabuf>);
+
+impl OwnedUmem {
+    /// Allocates a umem for `[offset, offset + size)` of `dmabuf` and attaches
+    /// `dev` to the buffer dynamically with `ops`, `importer_priv` being the
+    /// umem (as `ib_umem_dmabuf_get()` does).
+    pub(crate) fn new(
+        ib_device: &IbDevice,
+        offset: usize,
+        size: usize,
+        writable: bool,
+        dmabuf: ARef<DmaBuf>,
+        dev: &Device,
+        ops: UmemAttachOps,
+    ) -> Result<Self> {
+        let boxed = KBox::new(Opaque::new(bindings::ib_umem_dmabuf::default()), GFP_KERNEL)?;
+        let raw = KBox::into_raw(boxed).cast::<bindings::ib_umem_dmabuf>();
+        // SAFETY: `raw` is a fresh, zeroed allocation that nobody else sees yet.
+        unsafe {
+            (*raw).umem.ibdev = ib_device.as_raw();
+            (*raw).umem.length = size;
+            (*raw).umem.address = offset;
+            (*raw).umem.set_writable(u32::from(writable));
+            (*raw).umem.set_is_dmabuf(1);
+        }
+        // INVARIANT: allocated above; `attach` is still null, which `drop` handles.
+        // SAFETY: `raw` comes from `KBox::into_raw`, so it is non-null.
+        let owned = Self(unsafe { NonNull::new_unchecked(raw.cast::<UmemDmabuf>()) });
+        // SAFETY: `importer_priv` is the umem, which outlives the attachment: it is
+        // detached in `drop` before the memory is freed. `UmemAttachOps` only
+        // holds tables whose callbacks expect the umem as `importer_priv`.
+        let attach = unsafe { DynAttachment::new(dmabuf, dev, ops.0, owned.get())? };
+        // SAFETY: the umem is not handed out yet; callbacks that may already run
+        // get the attachment as an argument and do not read this field.
+        unsafe { (*raw).attach = attach.into_raw() };
+        Ok(owned)
+    }
+
+    /// The umem.
+    pub(crate) fn get(&self) -> &UmemDmabuf {
+        // SAFETY: owned and live (type invariant).
+        unsafe { self.0.as_ref() }
+    }
+
+    /// Hands the umem to C (ib_core, a driver).
+    pub(crate) fn into_raw(self) -> *mut bindings::ib_umem_dmabuf {
+        let me = core::mem::ManuallyDrop::new(self);
+        me.0.as_ptr().cast()
+    }
+
+    /// Takes back a umem handed to C with [`OwnedUmem::into_raw`].
+    ///
+    /// # Safety
+    ///
+    /// `ptr` came from `into_raw`, and C gives up every use of it.
+    pub(crate) unsafe fn from_raw(ptr: *mut bindings::ib_umem_dmabuf) -> Self {
+        // SAFETY: non-null as it came from `into_raw`.
+        Self(unsafe { NonNull::new_unchecked(ptr.cast::<UmemDmabuf>()) })
+    }
+}
+
+impl Drop for OwnedUmem {
+    fn drop(&mut self) {
+        let umem = self.get();
+        // Release revokes first, so there is normally nothing left to undo; if
+        // there is, undo it rather than leak the mapping or the pin.
+        if let Ok(guard) = umem.lock() {
+            if let (Some(mapping), Ok(attach)) = (umem.take_mapping(&guard), umem.attachment()) {
+                attach.unmap(&guard, mapping);
+            }
+            if umem.pinned(&guard) {
+                if let Ok(attach) = umem.attachment() {
+                    attach.unpin(&guard);
+                }
+                umem.set_pinned(&guard, false);
+            }
+        }
+        let raw = self.0.as_ptr().cast::<bindings::ib_umem_dmabuf>();
+        // SAFETY: we own the umem; `attach`, if set, is a `DynAttachment` given up
+        // with `into_raw` (type invariant), reclaimed and dropped (detached, buffer
+        // put) once, here.
+        unsafe {
+            let attach = (*raw).attach;
+            if !attach.is_null() {
+                (*raw).attach = ptr::null_mut();
+                drop(DynAttachment::from_raw(attach));
+            }
+        }
+        // SAFETY: allocated by `KBox::new` in `OwnedUmem::new` and owned; every
+        // user is gone (the attachment was detached above).
+        drop(unsafe { KBox::from_raw(raw.cast::<Opaque<bindings::ib_umem_dmabuf>>()) });
+    }
+}
+
+/// An implementation of the `ib_umem_dmabuf_*` entry points in safe Rust.
+///
+/// `revoke_lock`/`revoke_unlock` have no logic beyond taking and releasing
+/// the buffer's reservation lock and are provided by [`umem_importer_ffi!`].
+pub(crate) trait UmemImpl {
+    /// `ib_umem_dmabuf_get_with_dma_device()`.
+    #[allow(clippy::too_many_arguments)]
+    fn get(
+        device: &IbDevice,
+        dma_device: Option<&Device>,
+        offset: usize,
+        size: usize,
+        fd: i32,
+        access: i32,
+        ops: Option<UmemAttachOps>,
+    ) -> Result<OwnedUmem>;
+    /// `ib_umem_dmabuf_get_pinned_with_dma_device()`.
+    fn get_pinned(
+        device: &IbDevice,
+        dma_device: Option<&Device>,
+        offset: usize,
+        size: usize,
+        fd: i32,
+        access: i32,
+    ) -> Result<OwnedUmem>;
+    /// `ib_umem_dmabuf_get_pinned_revocable_and_lock()`: on success, returns
+    /// with the reservation lock held (see [`ResvGuard::leak`]).
+    fn get_pinned_revocable_and_lock(
+        device: &IbDevice,
+        offset: usize,
+        size: usize,
+        fd: i32,
+        access: i32,
+    ) -> Result<OwnedUmem>;
+    /// `ib_umem_dmabuf_set_revoke_locked()`.
+    fn set_revoke_locked(umem: &UmemDmabuf, locked: &ResvLocked<'_>, cb: RevokeCallback);
+    /// `ib_umem_dmabuf_map_pages()`.
+    fn map_pages(umem: &UmemDmabuf, locked: &ResvLocked<'_>) -> Result;
+    /// `ib_umem_dmabuf_unmap_pages()`.
+    fn unmap_pages(umem: &UmemDmabuf, locked: &ResvLocked<'_>);
+    /// `ib_umem_dmabuf_revoke()`.
+    fn revoke(umem: &UmemDmabuf);
+    /// `ib_umem_dmabuf_release()`.
+    fn release(umem: OwnedUmem);
+}
+
+/// The entry points, in `struct ib_umem_dmabuf_ops` order; the index of each
+/// call counter.
+#[derive(Clone, Copy)]
+#[repr(u32)]
+pub(crate) enum Entry {
+    Get = 0,
+    GetPinned,
+    GetPinnedRevocable,
+    SetRevokeLocked,
+    MapPages,
+    UnmapPages,
+    RevokeLock,
+    RevokeUnlock,
+    Revoke,
+    Release,
+}
+
+const ENTRIES: usize = 10;
+
+/// Calls of each entry point since the module was loaded.
+static CALLS: [AtomicU64; ENTRIES] = [const { AtomicU64::new(0) }; ENTRIES];
+
+/// Counts one call of `entry`.
+pub(crate) fn count(entry: Entry) {
+    CALLS[entry as usize].fetch_add(1, Ordering::Relaxed);
+}
+
+/// Calls of the entry point with index `entry` (for the C shim's debugfs file).
+#[no_mangle]
+extern "C" fn umem_rs_calls(entry: u32) -> u64 {
+    CALLS
+        .get(entry as usize)
+        .map_or(0, |c| c.load(Ordering::Relaxed))
+}
+
+/// Converts a creation result for C.
+pub(crate) fn umem_result(r: Result<OwnedUmem>) -> *mut bindings::ib_umem_dmabuf {
+    match r {
+        Ok(umem) => umem.into_raw(),
+        Err(e) => e.to_ptr(),
+    }
+}
+
+/// Generates the `extern "C"` functions named in `struct ib_umem_dmabuf_ops`
+/// of the C shim (`umem_rs_get`, ...), each converting its arguments to the
+/// safe types and calling the [`UmemImpl`] `$t`.
+#[macro_export]
+macro_rules! umem_importer_ffi {
+    ($t:ty) => {
+        const _: () = {
+            use kernel::bindings;
+            use kernel::ffi::{c_int, c_ulong, c_void};
+            use $crate::abs::device::{Device, IbDevice};
+            use $crate::abs::dma_buf::AttachOps;
+            use $crate::abs::umem::{
+                count, umem_result, Entry, OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf,
+                UmemImpl,
+            };
+
+            #[no_mangle]
+            extern "C" fn umem_rs_get(
+                device: *mut bindings::ib_device,
+                dma_device: *mut bindings::device,
+                offset: c_ulong,
+                size: usize,
+                fd: c_int,
+                access: c_int,
+                ops: *const bindings::dma_buf_attach_ops,
+            ) -> *mut bindings::ib_umem_dmabuf {
+                count(Entry::Get);
+                // SAFETY: ib_core passes a live ib_device, a live or null DMA device
+                // and a null or static attach-ops table (the driver's contract).
+                let (device, dma_device, ops) = unsafe {
+                    (
+                        IbDevice::from_raw(device),
+                        Device::from_raw(dma_device),
+                        AttachOps::from_raw(ops),
+                    )
+                };
+                let ops = ops.map(UmemAttachOps::foreign);
+                umem_result(<$t>::get(device, dma_device, offset, size, fd, access, ops))
+            }
+
+            #[no_mangle]
+            extern "C" fn umem_rs_get_pinned(
+                device: *mut bindings::ib_device,
+                dma_device: *mut bindings::device,
+                offset: c_ulong,
+                size: usize,
+                fd: c_int,
+                access: c_int,
+            ) -> *mut bindings::ib_umem_dmabuf {
+                count(Entry::GetPinned);
+                let (device, dma_device) =
+                    // SAFETY: ib_core passes a live ib_device and a live or null
+                    // DMA device.
+                    unsafe { (IbDevice::from_raw(device), Device::from_raw(dma_device)) };
+                umem_result(<$t>::get_pinned(
+                    device, dma_device, offset, size, fd, access,
+                ))
+            }
+
+            #[no_mangle]
+            extern "C" fn umem_rs_get_pinned_revocable_and_lock(
+                device: *mut bindings::ib_device,
+                offset: c_ulong,
+                size: usize,
+                fd: c_int,
+                access: c_int,
+            ) -> *mut bindings::ib_umem_dmabuf {
+                count(Entry::GetPinnedRevocable);
+                // SAFETY: ib_core passes a live ib_device.
+                let device = unsafe { IbDevice::from_raw(device) };
+                umem_result(<$t>::get_pinned_revocable_and_lock(
+                    device, offset, size, fd, access,
+                ))
+            }
+
+            #[no_mangle]
+            extern "C" fn umem_rs_set_revoke_locked(
+                umem: *mut bindings::ib_umem_dmabuf,
+                revoke: Option<unsafe extern "C" fn(*mut c_void)>,
+                data: *mut c_void,
+            ) {
+                count(Entry::SetRevokeLocked);
+                // SAFETY: the umem was created by this implementation (ib_core
+                // dispatches on its creator) and is live; the driver's callback may
+                // be called with `data` while the umem lives (API contract).
+                let (umem, cb) = unsafe {
+                    (
+                        UmemDmabuf::from_raw(umem),
+                        RevokeCallback::new(revoke, data),
+                    )
+                };
+                let Ok(resv) = umem.resv() else { return };
+                // SAFETY: the API is called with the reservation lock held.
+                let locked = unsafe { resv.assume_locked() };
+                <$t>::set_revoke_locked(umem, &locked, cb)
+            }
+
+            #[no_mangle]
+            extern "C" fn umem_rs_map_pages(umem: *mut bindings::ib_umem_dmabuf) -> c_int {
+                count(Entry::MapPages);
+                // SAFETY: created by this implementation and live.
+                let umem = unsafe { UmemDmabuf::from_raw(umem) };
+                let resv = match umem.resv() {
+                    Ok(resv) => resv,
+                    Err(e) => return e.to_errno(),
+                };
+                // SAFETY: the API is called with the reservation lock held.
+                let locked = unsafe { resv.assume_locked() };
+                match <$t>::map_pages(umem, &locked) {
+                    Ok(()) => 0,
+                    Err(e) => e.to_errno(),
+                }
+            }
+
+            #[no_mangle]
+            extern "C" fn umem_rs_unmap_pages(umem: *mut bindings::ib_umem_dmabuf) {
+                count(Entry::UnmapPages);
+                // SAFETY: created by this implementation and live.
+                let umem = unsafe { UmemDmabuf::from_raw(umem) };
+                let Ok(resv) = umem.resv() else { return };
+                // SAFETY: the API is called with the reservation lock held.
+                let locked = unsafe { resv.assume_locked() };
+                <$t>::unmap_pages(umem, &locked)
+            }
+
+            #[no_mangle]
+            extern "C" fn umem_rs_revoke_lock(umem: *mut bindings::ib_umem_dmabuf) {
+                count(Entry::RevokeLock);
+                // SAFETY: created by this implementation and live.
+                let umem = unsafe { UmemDmabuf::from_raw(umem) };
+                if let Ok(guard) = umem.lock() {
+                    // The caller releases it with `ib_umem_dmabuf_revoke_unlock()`.
+                    guard.leak();
+                }
+            }
+
+            #[no_mangle]
+            extern "C" fn umem_rs_revoke_unlock(umem: *mut bindings::ib_umem_dmabuf) {
+                count(Entry::RevokeUnlock);
+                // SAFETY: created by this implementation and live.
+                let umem = unsafe { UmemDmabuf::from_raw(umem) };
+                if let Ok(resv) = umem.resv() {
+                    // SAFETY: the caller holds the lock, taken by
+                    // `ib_umem_dmabuf_revoke_lock()` (API contract), and no Rust
+                    // proof for it is alive.
+                    unsafe { resv.unlock_leaked() };
+                }
+            }
+
+            #[no_mangle]
+            extern "C" fn umem_rs_revoke(umem: *mut bindings::ib_umem_dmabuf) {
+                count(Entry::Revoke);
+                // SAFETY: created by this implementation and live.
+                <$t>::revoke(unsafe { UmemDmabuf::from_raw(umem) })
+            }
+
+            #[no_mangle]
+            extern "C" fn umem_rs_release(umem: *mut bindings::ib_umem_dmabuf) {
+                count(Entry::Release);
+                // SAFETY: created by this implementation; the caller gives it up.
+                <$t>::release(unsafe { OwnedUmem::from_raw(umem) })
+            }
+        };
+    };
+}

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The ib_umem dma-buf importer: the behaviour of
+//! `drivers/infiniband/core/umem_dmabuf.c` (Linux 6.12), in safe Rust.
+//!
+//! Everything here runs on the abstractions of [`crate::abs`]; this file has
+//! no `unsafe`. The reservation lock rules are in the signatures: what the C
+//! code documents as "called with the lock held" takes a [`ResvLocked`].
+
+use crate::abs::device::{Device, IbDevice};
+use crate::abs::dma_buf::{Attachment, DmaBuf, Importer};
+use crate::abs::dma_resv::ResvLocked;
+use crate::abs::shim;
+use crate::abs::umem::{OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemImpl};
+use kernel::bindings;
+use kernel::page::PAGE_SIZE;
+use kernel::prelude::*;
+
+// CAST: `PAGE_SIZE` is a small power of two.
+const PAGE: u64 = PAGE_SIZE as u64;
+
+const fn align_down(x: u64) -> u64 {
+    x & !(PAGE - 1)
+}
+
+/// `ALIGN(x, PAGE_SIZE)`, wrapping like C's unsigned arithmetic.
+const fn align_up(x: u64) -> u64 {
+    x.wrapping_add(PAGE - 1) & !(PAGE - 1)
+}
+
+/// `ib_access_writable()`: access flags that let the MR's memory be written.
+fn access_writable(access: i32) -> bool {
+    let writable = bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE
+        | bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE
+        | bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC
+        | bindings::ib_access_flags_IB_ACCESS_MW_BIND;
+    // CAST: the flags are a bit mask; C compares the same bits of the `int`.
+    (access as u32) & writable != 0
+}
+
+/// `ib_umem_num_pages()` of a new umem: `iova` is still 0 when the C code
+/// checks it, so only the length counts.
+fn num_pages(length: usize) -> u64 {
+    // CAST: `size_t` and `u64` have the same width here.
+    align_up(length as u64) / PAGE
+}
+
+/// The Rust importer, registered with ib_core at module load.
+pub(crate) struct RustImporter;
+
+/// Attach ops of pinned umems: the exporter must not move a pinned buffer.
+struct PinnedOps;
+
+impl Importer for PinnedOps {
+    type Priv = UmemDmabuf;
+    const ALLOW_PEER2PEER: bool = true;
+
+    fn move_notify(umem: &UmemDmabuf, _attach: &Attachment, _locked: &ResvLocked<'_>) {
+        shim::warn_pinned_move(umem.ib_device());
+    }
+}
+
+/// Attach ops of pinned revocable umems: a move revokes the umem.
+struct RevocableOps;
+
+impl Importer for RevocableOps {
+    type Priv = UmemDmabuf;
+    const ALLOW_PEER2PEER: bool = true;
+
+    fn move_notify(umem: &UmemDmabuf, attach: &Attachment, locked: &ResvLocked<'_>) {
+        revoke_locked(umem, attach, locked);
+    }
+}
+
+/// Unmaps the umem's mapping through `attach`, restoring the exporter's table.
+fn unmap(umem: &UmemDmabuf, attach: &Attachment, locked: &ResvLocked<'_>) {
+    if let Some(mapping) = umem.take_mapping(locked) {
+        attach.unmap(locked, mapping);
+    }
+}
+
+/// Revokes once: the driver's callback, unmap, unpin, mark revoked.
+fn revoke_locked(umem: &UmemDmabuf, attach: &Attachment, locked: &ResvLocked<'_>) {
+    if umem.revoked(locked) {
+        return;
+    }
+    umem.call_revoke_callback(locked);
+    unmap(umem, attach, locked);
+    if umem.pinned(locked) {
+        attach.unpin(locked);
+        umem.set_pinned(locked, false);
+    }
+    umem.set_revoked(locked);
+}
+
+/// Pins and maps a new umem; keeps the lock held on success if asked to.
+fn pin_and_map(umem: &UmemDmabuf, keep_locked: bool) -> Result {
+    let guard = umem.lock()?;
+    umem.attachment()?.pin(&guard)?;
+    umem.set_pinned(&guard, true);
+    RustImporter::map_pages(umem, &guard)?;
+    if keep_locked {
+        guard.leak();
+    }
+    Ok(())
+}
+
+/// `ib_umem_dmabuf_get_pinned_and_lock()`.
+#[allow(clippy::too_many_arguments)]
+fn get_pinned_and_lock(
+    device: &IbDevice,
+    dma_device: Option<&Device>,
+    offset: usize,
+    size: usize,
+    fd: i32,
+    access: i32,
+    ops: UmemAttachOps,
+    keep_locked: bool,
+) -> Result<OwnedUmem> {
+    let umem = RustImporter::get(device, dma_device, offset, size, fd, access, Some(ops))?;
+    match pin_and_map(umem.get(), keep_locked) {
+        Ok(()) => Ok(umem),
+        Err(e) => {
+            RustImporter::release(umem);
+            Err(e)
+        }
+    }
+}
+
+impl UmemImpl for RustImporter {
+    fn get(
+        device: &IbDevice,
+        dma_device: Option<&Device>,
+        offset: usize,
+        size: usize,
+        fd: i32,
+        access: i32,
+        ops: Option<UmemAttachOps>,
+    ) -> Result<OwnedUmem> {
+        let end = offset.checked_add(size).ok_or(EINVAL)?;
+        let ops = match ops {
+            Some(ops) if ops.has_move_notify() => ops,
+            _ => return Err(EINVAL),
+        };
+        let dmabuf = DmaBuf::from_fd(fd)?;
+        if dmabuf.size() < end {
+            return Err(EINVAL);
+        }
+        if num_pages(size) == 0 {
+            return Err(EINVAL);
+        }
+        // dma_buf_dynamic_attach() refuses a NULL device with -EINVAL (and a
+        // WARN); refuse it before calling.
+        let dev = dma_device.ok_or(EINVAL)?;
+        OwnedUmem::new(
+            device,
+            offset,
+            size,
+            access_writable(access),
+            dmabuf,
+            dev,
+            ops,
+        )
+    }
+
+    fn get_pinned(
+        device: &IbDevice,
+        dma_device: Option<&Device>,
+        offset: usize,
+        size: usize,
+        fd: i32,
+        access: i32,
+    ) -> Result<OwnedUmem> {
+        let ops = UmemAttachOps::of::<PinnedOps>();
+        get_pinned_and_lock(device, dma_device, offset, size, fd, access, ops, false)
+    }
+
+    fn get_pinned_revocable_and_lock(
+        device: &IbDevice,
+        offset: usize,
+        size: usize,
+        fd: i32,
+        access: i32,
+    ) -> Result<OwnedUmem> {
+        let ops = UmemAttachOps::of::<RevocableOps>();
+        let dma_device = device.dma_device();
+        get_pinned_and_lock(device, dma_device, offset, size, fd, access, ops, true)
+    }
+
+    fn set_revoke_locked(umem: &UmemDmabuf, locked: &ResvLocked<'_>, cb: RevokeCallback) {
+        umem.set_revoke_callback(locked, cb);
+    }
+
+    fn map_pages(umem: &UmemDmabuf, locked: &ResvLocked<'_>) -> Result {
+        if umem.revoked(locked) {
+            return Err(EINVAL);
+        }
+        if !umem.is_mapped(locked) {
+            let attach = umem.attachment()?;
+            let mut mapping = attach.map(locked)?;
+            let start = align_down(umem.address());
+            let end = align_up(umem.address().wrapping_add(umem.length()));
+            mapping.set_window(start, end);
+            if let Err(mapping) = umem.install_mapping(locked, mapping) {
+                attach.unmap(locked, mapping);
+                return Err(EINVAL);
+            }
+        }
+        // The table is valid now, but the exporter may still be moving the
+        // contents: wait for its kernel fences (the mapping stays if this fails).
+        locked.wait_kernel_fences()
+    }
+
+    fn unmap_pages(umem: &UmemDmabuf, locked: &ResvLocked<'_>) {
+        if let Ok(attach) = umem.attachment() {
+            unmap(umem, attach, locked);
+        }
+    }
+
+    fn revoke(umem: &UmemDmabuf) {
+        let (Ok(guard), Ok(attach)) = (umem.lock(), umem.attachment()) else {
+            return;
+        };
+        revoke_locked(umem, attach, &guard);
+    }
+
+    fn release(umem: OwnedUmem) {
+        Self::revoke(umem.get());
+        // Dropping detaches from the buffer, puts it and frees the umem.
+        drop(umem);
+    }
+}
