@@ -36,11 +36,17 @@ BAD = [
 BAD_RE = re.compile("|".join(BAD))
 
 
-def count_cases(node, results):
+def count_cases(node, results, prefix=None):
+    """Collects (suite.case[.param], status) of every leaf test."""
+    name = node.get("name", "?")
+    if prefix is None:  # kunit.py's root group
+        path = ""
+    else:
+        path = f"{prefix}.{name}" if prefix else name
     for case in node.get("test_cases", []):
-        results.append((f"{node.get('name', '?')}.{case['name']}", case["status"]))
+        results.append((f"{path}.{case['name']}" if path else case["name"], case["status"]))
     for sub in node.get("sub_groups", []):
-        count_cases(sub, results)
+        count_cases(sub, results, path)
 
 
 def ktap_blocks(lines):

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Mock dma-buf exporter for the KUnit tests (see umem_mock_exporter.h).
+ *
+ * The tables it maps carry synthetic DMA addresses and no pages: an importer
+ * must only read DMA addresses and lengths, and nothing here is ever DMA'd to.
+ */
+#include <linux/dma-buf.h>
+#include <linux/dma-fence.h>
+#include <linux/dma-resv.h>
+#include <linux/fcntl.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#include "umem_mock_exporter.h"
+
+MODULE_IMPORT_NS(DMA_BUF);
+
+u64 umem_mock_addr(struct umem_mock_exp *exp, u32 i)
+{
+	u64 addr = exp->base;
+	u32 j;
+
+	for (j = 0; j < i; j++)
+		addr += exp->lens[j] + exp->gap;
+	return addr;
+}
+
+static int mock_attach(struct dma_buf *dmabuf, struct dma_buf_attachment *a)
+{
+	struct umem_mock_exp *exp = dmabuf->priv;
+
+	atomic_inc(&exp->attached);
+	return 0;
+}
+
+static void mock_detach(struct dma_buf *dmabuf, struct dma_buf_attachment *a)
+{
+	struct umem_mock_exp *exp = dmabuf->priv;
+
+	atomic_inc(&exp->detached);
+}
+
+static int mock_pin(struct dma_buf_attachment *attach)
+{
+	struct umem_mock_exp *exp = attach->dmabuf->priv;
+
+	dma_resv_assert_held(attach->dmabuf->resv);
+	atomic_inc(&exp->pin_calls);
+	if (exp->fail_pin)
+		return exp->fail_pin;
+	atomic_inc(&exp->pinned);
+	return 0;
+}
+
+static void mock_unpin(struct dma_buf_attachment *attach)
+{
+	struct umem_mock_exp *exp = attach->dmabuf->priv;
+
+	dma_resv_assert_held(attach->dmabuf->resv);
+	atomic_inc(&exp->unpinned);
+}
+
+static struct sg_table *mock_map(struct dma_buf_attachment *attach,
+				 enum dma_data_direction dir)
+{
+	struct umem_mock_exp *exp = attach->dmabuf->priv;
+	struct scatterlist *sg;
+	struct sg_table *sgt;
+	u64 addr = exp->base;
+	int i, ret;
+
+	if (exp->dynamic)
+		dma_resv_assert_held(attach->dmabuf->resv);
+	atomic_inc(&exp->map_calls);
+	if (exp->fail_map)
+		return ERR_PTR(exp->fail_map);
+	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
+	if (!sgt)
+		return ERR_PTR(-ENOMEM);
+	ret = sg_alloc_table(sgt, exp->nents, GFP_KERNEL);
+	if (ret) {
+		kfree(sgt);
+		return ERR_PTR(ret);
+	}
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		sg_dma_address(sg) = addr;
+		sg_dma_len(sg) = exp->lens[i];
+		addr += exp->lens[i] + exp->gap;
+	}
+	atomic_inc(&exp->mapped);
+	return sgt;
+}
+
+static void mock_unmap(struct dma_buf_attachment *attach,
+		       struct sg_table *sgt, enum dma_data_direction dir)
+{
+	struct umem_mock_exp *exp = attach->dmabuf->priv;
+	struct scatterlist *sg;
+	bool bad = sgt->nents != exp->nents;
+	int i;
+
+	/* The importer must give back exactly what it was given. */
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		if (i >= exp->nents || sg_dma_len(sg) != exp->lens[i] ||
+		    sg_dma_address(sg) != umem_mock_addr(exp, i))
+			bad = true;
+	}
+	if (bad)
+		atomic_inc(&exp->bad_restore);
+	sg_free_table(sgt);
+	kfree(sgt);
+	atomic_inc(&exp->unmapped);
+}
+
+static void mock_release(struct dma_buf *dmabuf)
+{
+	struct umem_mock_exp *exp = dmabuf->priv;
+
+	exp->released = true;
+}
+
+static const struct dma_buf_ops mock_static_ops = {
+	.attach = mock_attach,
+	.detach = mock_detach,
+	.map_dma_buf = mock_map,
+	.unmap_dma_buf = mock_unmap,
+	.release = mock_release,
+};
+
+static const struct dma_buf_ops mock_dynamic_ops = {
+	.attach = mock_attach,
+	.detach = mock_detach,
+	.pin = mock_pin,
+	.unpin = mock_unpin,
+	.map_dma_buf = mock_map,
+	.unmap_dma_buf = mock_unmap,
+	.release = mock_release,
+};
+
+struct umem_mock_exp *umem_mock_create(struct kunit *test, const u32 *lens,
+				       u32 nents, bool dynamic)
+{
+	DEFINE_DMA_BUF_EXPORT_INFO(info);
+	struct umem_mock_exp *exp;
+	u32 i;
+
+	exp = kunit_kzalloc(test, sizeof(*exp), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, exp);
+	exp->lens = lens;
+	exp->nents = nents;
+	exp->dynamic = dynamic;
+	exp->base = 0x100000000ULL;
+	exp->gap = 16 * PAGE_SIZE;
+	for (i = 0; i < nents; i++)
+		exp->size += lens[i];
+
+	info.ops = dynamic ? &mock_dynamic_ops : &mock_static_ops;
+	info.size = exp->size;
+	info.flags = O_RDWR;
+	info.priv = exp;
+	exp->dmabuf = dma_buf_export(&info);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(exp->dmabuf));
+	return exp;
+}
+
+int umem_mock_fd(struct kunit *test, struct umem_mock_exp *exp)
+{
+	int fd;
+
+	get_dma_buf(exp->dmabuf);
+	fd = dma_buf_fd(exp->dmabuf, O_CLOEXEC);
+	if (fd < 0)
+		dma_buf_put(exp->dmabuf);
+	KUNIT_ASSERT_GE(test, fd, 0);
+	return fd;
+}
+
+void umem_mock_move(struct umem_mock_exp *exp)
+{
+	dma_resv_lock(exp->dmabuf->resv, NULL);
+	/* Importers unmap the old tables during the notification... */
+	dma_buf_move_notify(exp->dmabuf);
+	/* ...and map the buffer at its new place afterwards. */
+	exp->base += 0x10000000ULL;
+	dma_resv_unlock(exp->dmabuf->resv);
+}
+
+/*
+ * Everything the signalling work touches lives here, so a fence may outlive
+ * the exporter (as it does when an importer failed to wait for it).
+ */
+struct umem_mock_fence {
+	struct dma_fence base;
+	spinlock_t lock;
+	struct delayed_work work;
+};
+
+static const char *mock_fence_name(struct dma_fence *fence)
+{
+	return "umem_mock";
+}
+
+static const struct dma_fence_ops mock_fence_ops = {
+	.get_driver_name = mock_fence_name,
+	.get_timeline_name = mock_fence_name,
+};
+
+static void mock_fence_signal(struct work_struct *work)
+{
+	struct umem_mock_fence *f =
+		container_of(to_delayed_work(work), struct umem_mock_fence, work);
+
+	dma_fence_signal(&f->base);
+	dma_fence_put(&f->base);
+}
+
+struct dma_fence *umem_mock_add_fence(struct umem_mock_exp *exp,
+				      unsigned int delay_ms)
+{
+	struct umem_mock_fence *f;
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return NULL;
+	spin_lock_init(&f->lock);
+	dma_fence_init(&f->base, &mock_fence_ops, &f->lock,
+		       dma_fence_context_alloc(1), 1);
+	dma_resv_lock(exp->dmabuf->resv, NULL);
+	if (dma_resv_reserve_fences(exp->dmabuf->resv, 1)) {
+		dma_resv_unlock(exp->dmabuf->resv);
+		dma_fence_put(&f->base);
+		return NULL;
+	}
+	dma_resv_add_fence(exp->dmabuf->resv, &f->base, DMA_RESV_USAGE_KERNEL);
+	dma_resv_unlock(exp->dmabuf->resv);
+	/* One reference for the caller; the initial one goes with the work. */
+	dma_fence_get(&f->base);
+	INIT_DELAYED_WORK(&f->work, mock_fence_signal);
+	schedule_delayed_work(&f->work, msecs_to_jiffies(delay_ms));
+	return &f->base;
+}
+
+void umem_mock_expect_balanced(struct kunit *test, struct umem_mock_exp *exp)
+{
+	KUNIT_EXPECT_EQ(test, atomic_read(&exp->attached),
+			atomic_read(&exp->detached));
+	KUNIT_EXPECT_EQ(test, atomic_read(&exp->pinned),
+			atomic_read(&exp->unpinned));
+	KUNIT_EXPECT_EQ(test, atomic_read(&exp->mapped),
+			atomic_read(&exp->unmapped));
+	KUNIT_EXPECT_EQ(test, atomic_read(&exp->bad_restore), 0);
+}
+
+void umem_mock_destroy(struct kunit *test, struct umem_mock_exp *exp)
+{
+	/* Only the export reference may be left. */
+	KUNIT_EXPECT_EQ(test, file_count(exp->dmabuf->file), 1);
+	dma_buf_put(exp->dmabuf);
+	flush_delayed_fput();
+	KUNIT_EXPECT_TRUE(test, exp->released);
+	umem_mock_expect_balanced(test, exp);
+}
