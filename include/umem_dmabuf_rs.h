@@ -14,6 +14,8 @@
 int umem_shim_init(void);
 void umem_shim_exit(void);
 void umem_shim_warn_pinned_move(struct ib_device *device);
+/* Whether the Rust importer was registered with ib_core at load. */
+bool umem_shim_is_registered(void);
 
 /* The Rust importer, as registered with ib_core (rust/umem_shim.c). */
 extern const struct ib_umem_dmabuf_ops umem_rs_ops;

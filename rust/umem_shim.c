@@ -67,6 +67,11 @@ static int calls_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(calls);
 
+bool umem_shim_is_registered(void)
+{
+	return umem_shim_registered;
+}
+
 void umem_shim_warn_pinned_move(struct ib_device *device)
 {
 	ibdev_warn_ratelimited(device,

@@ -41,6 +41,8 @@ fi
 
 say "host checks"
 record "rustfmt" "$ROOT/scripts/lint.sh" rustfmt
+# From clean, so that warnings of files built earlier are seen again.
+"$ROOT/scripts/module.sh" clean
 record "module build (CLIPPY=1, no warnings)" "$ROOT/scripts/module.sh" CLIPPY=1
 record "checkpatch --strict: patches" "$ROOT/scripts/kpatch.sh" check
 record "checkpatch --strict: C sources" "$ROOT/scripts/lint.sh" checkpatch

@@ -25,44 +25,9 @@
 
 #include "umem_dmabuf_rs.h"
 #include "umem_mock_exporter.h"
+#include "umem_test.h"
 
 #define P PAGE_SIZE
-
-struct umem_test_ctx {
-	struct device *dev;
-	struct ib_device *ibdev;
-	const struct ib_umem_dmabuf_ops *impl;
-	int notified;		/* move_notify calls of the test "driver" */
-	int revoked;		/* revoke callback calls */
-};
-
-/* The test plays the RDMA driver; its callbacks find it here. */
-static struct umem_test_ctx *cur;
-
-static void drv_move_notify(struct dma_buf_attachment *attach)
-{
-	struct ib_umem_dmabuf *umem_dmabuf = attach->importer_priv;
-
-	dma_resv_assert_held(attach->dmabuf->resv);
-	cur->notified++;
-	cur->impl->unmap_pages(umem_dmabuf);
-}
-
-static const struct dma_buf_attach_ops drv_ops = {
-	.allow_peer2peer = true,
-	.move_notify = drv_move_notify,
-};
-
-static const struct dma_buf_attach_ops drv_ops_no_move = {
-	.allow_peer2peer = true,
-};
-
-static void drv_revoke(void *priv)
-{
-	struct umem_test_ctx *ctx = priv;
-
-	ctx->revoked++;
-}
 
 static const struct ib_umem_dmabuf_ops *const umem_impls[] = {
 	&ib_umem_dmabuf_builtin_ops,
@@ -78,35 +43,6 @@ static void umem_impl_desc(const struct ib_umem_dmabuf_ops *const *impl,
 
 KUNIT_ARRAY_PARAM(umem_impl, umem_impls, umem_impl_desc);
 
-static int umem_test_init(struct kunit *test)
-{
-	struct umem_test_ctx *ctx;
-
-	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, ctx);
-	ctx->dev = kunit_device_register(test, "umem_dmabuf_rs_test");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(ctx->dev));
-	KUNIT_ASSERT_EQ(test, dma_coerce_mask_and_coherent(ctx->dev, DMA_BIT_MASK(64)), 0);
-	ctx->ibdev = _ib_alloc_device(sizeof(struct ib_device));
-	KUNIT_ASSERT_NOT_NULL(test, ctx->ibdev);
-	ctx->ibdev->dma_device = ctx->dev;
-	ctx->impl = test->param_value ?
-		*(const struct ib_umem_dmabuf_ops *const *)test->param_value :
-		&umem_rs_ops;
-	test->priv = ctx;
-	cur = ctx;
-	return 0;
-}
-
-static void umem_test_exit(struct kunit *test)
-{
-	struct umem_test_ctx *ctx = test->priv;
-
-	if (ctx && ctx->ibdev)
-		ib_dealloc_device(ctx->ibdev);
-	cur = NULL;
-}
-
 static struct ib_umem_dmabuf *get_dyn(struct kunit *test,
 				      struct umem_mock_exp *exp,
 				      unsigned long offset, size_t size)
@@ -116,7 +52,7 @@ static struct ib_umem_dmabuf *get_dyn(struct kunit *test,
 	int fd = umem_mock_fd(test, exp);
 
 	umem = ctx->impl->get(ctx->ibdev, ctx->dev, offset, size, fd,
-			      IB_ACCESS_LOCAL_WRITE, &drv_ops);
+			      IB_ACCESS_LOCAL_WRITE, &umem_test_drv_ops);
 	close_fd(fd);
 	return umem;
 }
@@ -345,7 +281,7 @@ static void revoke_once(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, dma_resv_is_locked(resv));
 	KUNIT_EXPECT_EQ(test, atomic_read(&exp->pinned), 1);
 	KUNIT_EXPECT_NOT_NULL(test, umem->sgt);
-	ctx->impl->set_revoke_locked(umem, drv_revoke, ctx);
+	ctx->impl->set_revoke_locked(umem, umem_test_drv_revoke, ctx);
 	dma_resv_unlock(resv);
 
 	umem_mock_move(exp);		/* the exporter revokes */
@@ -382,7 +318,7 @@ static void revoke_on_release(struct kunit *test)
 	umem = ctx->impl->get_pinned_revocable_and_lock(ctx->ibdev, 0, 16 * P, fd, 0);
 	close_fd(fd);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(umem));
-	ctx->impl->set_revoke_locked(umem, drv_revoke, ctx);
+	ctx->impl->set_revoke_locked(umem, umem_test_drv_revoke, ctx);
 	dma_resv_unlock(exp->dmabuf->resv);
 	ctx->impl->release(umem);
 	KUNIT_EXPECT_EQ(test, ctx->revoked, 1);
@@ -493,6 +429,7 @@ static void get_errnos(struct kunit *test)
 	const struct ib_umem_dmabuf_ops *impl = ctx->impl;
 	int fd = umem_mock_fd(test, exp);
 	int nfd = other_fd();
+	const struct dma_buf_attach_ops *ops = &umem_test_drv_ops;
 	struct ib_umem_dmabuf *u;
 
 	KUNIT_ASSERT_GE(test, nfd, 0);
@@ -503,20 +440,21 @@ static void get_errnos(struct kunit *test)
 			impl->release(u);				\
 	} while (0)
 	/* offset + size overflows */
-	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, ULONG_MAX - P, 2 * P, fd, 0, &drv_ops), -EINVAL);
+	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, ULONG_MAX - P, 2 * P, fd, 0, ops), -EINVAL);
 	/* beyond the buffer */
-	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 15 * P, 2 * P, fd, 0, &drv_ops), -EINVAL);
-	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, 16 * P + 1, fd, 0, &drv_ops), -EINVAL);
+	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 15 * P, 2 * P, fd, 0, ops), -EINVAL);
+	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, 16 * P + 1, fd, 0, ops), -EINVAL);
 	/* zero length */
-	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, P, 0, fd, 0, &drv_ops), -EINVAL);
+	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, P, 0, fd, 0, ops), -EINVAL);
 	/* not an open descriptor */
-	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, -1, 0, &drv_ops), -EBADF);
-	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, 100000, 0, &drv_ops), -EBADF);
+	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, -1, 0, ops), -EBADF);
+	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, 100000, 0, ops), -EBADF);
 	/* open, but not a dma-buf */
-	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, nfd, 0, &drv_ops), -EINVAL);
+	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, nfd, 0, ops), -EINVAL);
 	/* no ops, or ops that cannot invalidate */
 	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, fd, 0, NULL), -EINVAL);
-	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, fd, 0, &drv_ops_no_move), -EINVAL);
+	ops = &umem_test_drv_ops_no_move;
+	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, fd, 0, ops), -EINVAL);
 	/* the pinned variants check the same way */
 	EXPECT_ERR(impl->get_pinned(ctx->ibdev, ctx->dev, 0, 0, fd, 0), -EINVAL);
 	EXPECT_ERR(impl->get_pinned(ctx->ibdev, ctx->dev, 0, P, -1, 0), -EBADF);
@@ -536,15 +474,16 @@ static void get_records_access(struct kunit *test)
 	int fd = umem_mock_fd(test, exp);
 	struct ib_umem_dmabuf *u;
 
-	u = ctx->impl->get(ctx->ibdev, ctx->dev, 0, P, fd, 0, &drv_ops);
+	u = ctx->impl->get(ctx->ibdev, ctx->dev, 0, P, fd, 0, &umem_test_drv_ops);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(u));
 	KUNIT_EXPECT_EQ(test, (u32)u->umem.writable, 0U);
 	KUNIT_EXPECT_EQ(test, (u32)u->umem.is_dmabuf, 1U);
 	KUNIT_EXPECT_PTR_EQ(test, u->umem.ibdev, ctx->ibdev);
 	KUNIT_EXPECT_PTR_EQ(test, u->attach->importer_priv, (void *)u);
-	KUNIT_EXPECT_PTR_EQ(test, u->attach->importer_ops, &drv_ops);
+	KUNIT_EXPECT_PTR_EQ(test, u->attach->importer_ops, &umem_test_drv_ops);
 	ctx->impl->release(u);
-	u = ctx->impl->get(ctx->ibdev, ctx->dev, 0, P, fd, IB_ACCESS_REMOTE_WRITE, &drv_ops);
+	u = ctx->impl->get(ctx->ibdev, ctx->dev, 0, P, fd, IB_ACCESS_REMOTE_WRITE,
+			   &umem_test_drv_ops);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(u));
 	KUNIT_EXPECT_EQ(test, (u32)u->umem.writable, 1U);
 	ctx->impl->release(u);

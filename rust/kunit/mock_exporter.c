@@ -196,7 +196,7 @@ void umem_mock_move(struct umem_mock_exp *exp)
  */
 struct umem_mock_fence {
 	struct dma_fence base;
-	spinlock_t lock;
+	spinlock_t lock;	/* the fence's own lock (dma_fence_init) */
 	struct delayed_work work;
 };
 
