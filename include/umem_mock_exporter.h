@@ -43,7 +43,10 @@ struct umem_mock_exp *umem_mock_create(struct kunit *test, const u32 *lens,
 int umem_mock_fd(struct kunit *test, struct umem_mock_exp *exp);
 /* DMA address of entry @i as the exporter maps it now. */
 u64 umem_mock_addr(struct umem_mock_exp *exp, u32 i);
-/* Moves the buffer: new DMA addresses, then move_notify under the lock. */
+/*
+ * Sends move_notify under the lock, then moves the buffer to new DMA
+ * addresses unless an attachment still pins it.
+ */
 void umem_mock_move(struct umem_mock_exp *exp);
 /*
  * Adds a DMA_RESV_USAGE_KERNEL fence that a work item signals after

@@ -3,9 +3,10 @@
 //! The ib_umem dma-buf importer: the behaviour of
 //! `drivers/infiniband/core/umem_dmabuf.c` (Linux 6.12), in safe Rust.
 //!
-//! Everything here runs on the abstractions of [`crate::abs`]; this file has
-//! no `unsafe`. The reservation lock rules are in the signatures: what the C
-//! code documents as "called with the lock held" takes a [`ResvLocked`].
+//! Everything here runs on the safe abstractions of [`crate::abs`] (make check
+//! verifies that this file never uses the keyword). The reservation lock rules
+//! are in the signatures: what the C code documents as "called with the lock
+//! held" takes a [`ResvLocked`].
 
 use crate::abs::device::{Device, IbDevice};
 use crate::abs::dma_buf::{Attachment, DmaBuf, Importer};

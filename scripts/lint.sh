@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# lint.sh rustfmt|rustfmt-fix|checkpatch: style checks on the project's own sources, with
+# lint.sh rustfmt|rustfmt-fix|no-unsafe|checkpatch: style checks on the project's own sources, with
 # the kernel's own configuration and tools.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -14,6 +14,11 @@ rustfmt | rustfmt-fix)
 	[ "$1" = rustfmt-fix ] && check=
 	rustfmt $check --edition 2021 --config-path "$KSRC/.rustfmt.toml" "${roots[@]}"
 	;;
+no-unsafe)
+	# The importer logic and the test bodies stay on the safe abstractions.
+	bad=$(grep -n 'unsafe' rust/importer.rs rust/tests.rs || true)
+	[ -z "$bad" ] || { echo "unsafe outside rust/abs/:"; echo "$bad"; exit 1; } >&2
+	;;
 checkpatch)
 	mapfile -t files < <(git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]')
 	[ ${#files[@]} -eq 0 ] && exit 0
@@ -21,7 +26,7 @@ checkpatch)
 		-f "${files[@]}"
 	;;
 *)
-	echo "usage: $0 rustfmt|rustfmt-fix|checkpatch" >&2
+	echo "usage: $0 rustfmt|rustfmt-fix|no-unsafe|checkpatch" >&2
 	exit 2
 	;;
 esac

@@ -346,6 +346,28 @@ static void pinned_pin_count(struct kunit *test)
 	umem_mock_destroy(test, exp);
 }
 
+/* A move of a pinned (not revocable) buffer is only logged: the umem stays. */
+static void pinned_move_is_ignored(struct kunit *test)
+{
+	struct umem_test_ctx *ctx = test->priv;
+	struct umem_mock_exp *exp = umem_mock_create(test, lens_mixed, 7, true);
+	int fd = umem_mock_fd(test, exp);
+	struct ib_umem_dmabuf *umem;
+	struct sg_table *sgt;
+
+	umem = ctx->impl->get_pinned(ctx->ibdev, ctx->dev, 0, 8 * P, fd, 0);
+	close_fd(fd);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(umem));
+	sgt = umem->sgt;
+	umem_mock_move(exp);
+	KUNIT_EXPECT_PTR_EQ(test, umem->sgt, sgt);
+	KUNIT_EXPECT_EQ(test, (u32)umem->pinned, 1U);
+	KUNIT_EXPECT_EQ(test, (u32)umem->revoked, 0U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&exp->unmapped), 0);
+	ctx->impl->release(umem);
+	umem_mock_destroy(test, exp);
+}
+
 static void fail_pin_no_leak(struct kunit *test)
 {
 	struct umem_test_ctx *ctx = test->priv;
@@ -506,6 +528,7 @@ static struct kunit_case umem_importer_cases[] = {
 	KUNIT_CASE_PARAM(revoke_once, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(revoke_on_release, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(pinned_pin_count, umem_impl_gen_params),
+	KUNIT_CASE_PARAM(pinned_move_is_ignored, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(fail_pin_no_leak, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(fail_map_no_double_unpin, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(fence_wait_waits, umem_impl_gen_params),

@@ -185,8 +185,9 @@ void umem_mock_move(struct umem_mock_exp *exp)
 	dma_resv_lock(exp->dmabuf->resv, NULL);
 	/* Importers unmap the old tables during the notification... */
 	dma_buf_move_notify(exp->dmabuf);
-	/* ...and map the buffer at its new place afterwards. */
-	exp->base += 0x10000000ULL;
+	/* ...and map the buffer at its new place afterwards, unless pinned. */
+	if (atomic_read(&exp->pinned) == atomic_read(&exp->unpinned))
+		exp->base += 0x10000000ULL;
 	dma_resv_unlock(exp->dmabuf->resv);
 }
 
