@@ -41,7 +41,7 @@ fi
 
 say "host checks"
 record "rustfmt" "$ROOT/scripts/lint.sh" rustfmt
-record "no unsafe in rust/importer.rs and rust/tests.rs" "$ROOT/scripts/lint.sh" no-unsafe
+record "no unsafe in the importer, exporter and test logic" "$ROOT/scripts/lint.sh" no-unsafe
 # From clean, so that warnings of files built earlier are seen again.
 "$ROOT/scripts/module.sh" clean
 record "module build (CLIPPY=1, no warnings)" "$ROOT/scripts/module.sh" CLIPPY=1

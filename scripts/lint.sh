@@ -9,14 +9,15 @@ cd "$ROOT"
 case "$1" in
 rustfmt | rustfmt-fix)
 	# Crate roots; rustfmt follows their `mod` declarations.
-	roots=(rust/umem_rs.rs)
+	roots=(rust/umem_rs.rs samples/dmabuf_exporter/dmabuf_exp.rs)
 	check=--check
 	[ "$1" = rustfmt-fix ] && check=
 	rustfmt $check --edition 2021 --config-path "$KSRC/.rustfmt.toml" "${roots[@]}"
 	;;
 no-unsafe)
 	# The importer logic and the test bodies stay on the safe abstractions.
-	bad=$(grep -n 'unsafe' rust/importer.rs rust/tests.rs || true)
+	bad=$(grep -n 'unsafe' rust/importer.rs rust/tests.rs \
+		samples/dmabuf_exporter/exporter.rs samples/dmabuf_exporter/tests.rs || true)
 	[ -z "$bad" ] || { echo "unsafe outside rust/abs/:"; echo "$bad"; exit 1; } >&2
 	;;
 checkpatch)

@@ -12,6 +12,15 @@ if [ "${1:-}" = clean ]; then
 	make -s -C "$KOUT" LLVM=1 M="$ROOT" clean
 	exit 0
 fi
+# Guest userspace test programs: static, so the initramfs needs no libraries.
+mkdir -p "$ROOT/build/guest-bin"
+for src in "$ROOT"/samples/*/user/*.c; do
+	[ -e "$src" ] || continue
+	out=$ROOT/build/guest-bin/$(basename "$src" .c)
+	gcc -O2 -Wall -Wextra -Werror -static -I"$ROOT/include/uapi" -o "$out" "$src" ||
+		die "building $(basename "$src") failed"
+done
+
 log=$LOGDIR/module-build.log
 if ! make -C "$KOUT" LLVM=1 M="$ROOT" -j"$(nproc)" "$@" modules >"$log" 2>&1; then
 	grep -v '^make\|^  [A-Z]' "$log" | tail -n 60 >&2

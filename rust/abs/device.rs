@@ -7,6 +7,7 @@
 //! [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 use kernel::bindings;
+use kernel::prelude::*;
 use kernel::types::Opaque;
 
 /// A `struct device` that DMA is done for, borrowed.
@@ -28,6 +29,20 @@ impl Device {
 
     pub(crate) fn as_raw(&self) -> *mut bindings::device {
         self.0.get()
+    }
+
+    /// Sets the streaming and coherent DMA masks to `bits` bits, making the
+    /// device DMA-capable if it was not (`dma_coerce_mask_and_coherent`).
+    pub(crate) fn coerce_dma_mask(&self, bits: u32) -> Result {
+        let mask = if bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
+        // SAFETY: the device is live (type invariant).
+        kernel::error::to_result(unsafe {
+            bindings::dma_coerce_mask_and_coherent(self.as_raw(), mask)
+        })
     }
 }
 

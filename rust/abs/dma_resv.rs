@@ -10,6 +10,7 @@
 //! value that can only exist while the lock is held, which those operations
 //! take by reference.
 
+use super::dma_fence::Fence;
 use core::marker::PhantomData;
 use core::ops::Deref;
 use core::ptr;
@@ -120,6 +121,24 @@ impl ResvLocked<'_> {
         ptr::eq(self.resv, resv)
     }
 
+    /// Adds `fence` with usage `DMA_RESV_USAGE_KERNEL` (memory management:
+    /// importers wait for it before touching the buffer).
+    pub(crate) fn add_kernel_fence(&self, fence: &Fence) -> Result {
+        // SAFETY: the object is valid and its lock is held, as both calls require.
+        kernel::error::to_result(unsafe {
+            bindings::dma_resv_reserve_fences(self.resv.as_raw(), 1)
+        })?;
+        // SAFETY: as above; a slot was reserved; the object takes its own reference.
+        unsafe {
+            bindings::dma_resv_add_fence(
+                self.resv.as_raw(),
+                fence.as_raw(),
+                bindings::dma_resv_usage_DMA_RESV_USAGE_KERNEL,
+            )
+        };
+        Ok(())
+    }
+
     /// Waits for every fence of usage `DMA_RESV_USAGE_KERNEL` (the exporter's
     /// memory management, e.g. a migration copy), uninterruptibly and without
     /// timeout.
@@ -139,7 +158,7 @@ impl ResvLocked<'_> {
             )
         };
         match ret {
-            0 => Err(Error::from_errno(-(bindings::ETIMEDOUT as i32))),
+            0 => Err(super::errno::etimedout()),
             // CAST: a negative return is an errno, which fits `i32`.
             r if r < 0 => Err(Error::from_errno(r as i32)),
             _ => Ok(()),

@@ -9,6 +9,7 @@
 //! [`kunit_case!`]. A failed check reports its file, line and message to the
 //! running test and lets the case continue, like `KUNIT_EXPECT_*`.
 
+use super::device::Device;
 use core::fmt;
 use kernel::bindings;
 use kernel::str::CString;
@@ -34,6 +35,20 @@ impl Test {
     pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::kunit) -> &'a Self {
         // SAFETY: `repr(transparent)` over the C struct; validity from the caller.
         unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// A device that lives until the case ends (`kunit_device_register`).
+    pub(crate) fn device(
+        &self,
+        name: &'static kernel::str::CStr,
+    ) -> kernel::error::Result<&Device> {
+        // SAFETY: the test is the running case (type invariant); the device is
+        // released by KUnit when the case ends, which outlives `&self`.
+        let dev = kernel::error::from_err_ptr(unsafe {
+            bindings::kunit_device_register(self.0.get(), name.as_char_ptr())
+        })?;
+        // SAFETY: a live device, kept by KUnit until the end of the case.
+        unsafe { Device::from_raw(dev) }.ok_or(kernel::error::code::ENODEV)
     }
 
     /// Marks the case failed with a message; the case goes on.

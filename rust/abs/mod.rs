@@ -7,8 +7,13 @@
 
 pub(crate) mod device;
 pub(crate) mod dma_buf;
+pub(crate) mod dma_fence;
 pub(crate) mod dma_resv;
+pub(crate) mod errno;
 pub(crate) mod kunit;
+pub(crate) mod miscdev;
+pub(crate) mod page;
 pub(crate) mod scatterlist;
 pub(crate) mod shim;
 pub(crate) mod umem;
+pub(crate) mod workqueue;

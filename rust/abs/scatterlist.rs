@@ -13,7 +13,12 @@ use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::bindings;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 use kernel::types::Opaque;
+
+use super::device::Device;
+use super::dma_buf::DmaDirection;
+use super::page::ChunkSet;
 
 /// One entry of a mapped table, seen through its DMA fields only.
 ///
@@ -320,5 +325,116 @@ impl Drop for OwnedSgTable {
     fn drop(&mut self) {
         // SAFETY: allocated by `sg_alloc_table` (type invariant), freed once.
         unsafe { bindings::sg_free_table(self.table.get()) };
+    }
+}
+
+/// A table of a [`ChunkSet`]'s pages, one entry per chunk, built by an
+/// exporter and DMA-mapped for one device.
+///
+/// # Invariants
+///
+/// `sgt` is first, so the table's address is this value's. If `allocated`,
+/// it was allocated with one entry per chunk of `pages`; if `mapped`, each
+/// entry was set to its chunk and the table mapped with
+/// `dma_map_sgtable(dev, dir)`. Drop undoes what was done. `pages` keeps the
+/// memory alive while the table exists.
+#[repr(C)]
+pub(crate) struct PageTable {
+    sgt: Opaque<bindings::sg_table>,
+    dev: *mut bindings::device,
+    dir: DmaDirection,
+    pages: Arc<ChunkSet>,
+    allocated: bool,
+    mapped: bool,
+}
+
+// SAFETY: The table is plain memory; it may be unmapped and freed on any thread
+// (the device is kept alive by the attachment the table was mapped for).
+unsafe impl Send for PageTable {}
+
+impl PageTable {
+    /// Builds the table of `pages` and maps it for `dev`.
+    pub(crate) fn new(pages: Arc<ChunkSet>, dev: &Device, dir: DmaDirection) -> Result<KBox<Self>> {
+        let n = u32::try_from(pages.chunks().len()).map_err(|_| EINVAL)?;
+        let mut table = KBox::new(
+            Self {
+                sgt: Opaque::uninit(),
+                dev: dev.as_raw(),
+                dir,
+                pages,
+                allocated: false,
+                mapped: false,
+            },
+            GFP_KERNEL,
+        )?;
+        let sgt = table.sgt.get();
+        // SAFETY: `sgt` is valid for writes; `sg_alloc_table` initialises it, or
+        // frees what it allocated and fails.
+        kernel::error::to_result(unsafe {
+            bindings::sg_alloc_table(sgt, n, bindings::GFP_KERNEL)
+        })?;
+        table.allocated = true;
+        // SAFETY: the table was just allocated with `n` entries.
+        let mut sg = unsafe { (*sgt).sgl };
+        for chunk in table.pages.chunks() {
+            let page = chunk.page_raw(0).ok_or(EINVAL)?;
+            // CAST: a chunk is at most 2 MiB.
+            let len = chunk.len() as u32;
+            // SAFETY: `sg` is one of the `n` entries (one per chunk); the page is
+            // the first of a chunk that `pages` keeps alive.
+            unsafe {
+                bindings::sg_set_page(sg, page, len, 0);
+                sg = bindings::sg_next(sg);
+            }
+        }
+        // SAFETY: the table describes live pages; the device is live; the mapping
+        // is undone in `drop`.
+        kernel::error::to_result(unsafe {
+            bindings::dma_map_sgtable(dev.as_raw(), sgt, dir.as_raw(), 0)
+        })?;
+        table.mapped = true;
+        Ok(table)
+    }
+
+    /// The mapped DMA entries.
+    pub(crate) fn dma(&self) -> &SgTable {
+        // SAFETY: the table lives as long as `self`; when unmapped, `nents` is
+        // the entry count and the DMA fields are zero, which is harmless to read.
+        unsafe { SgTable::from_raw(self.sgt.get()) }
+    }
+
+    /// The backing store this table maps.
+    pub(crate) fn pages(&self) -> &Arc<ChunkSet> {
+        &self.pages
+    }
+
+    /// Hands the table to the dma-buf core.
+    pub(crate) fn into_raw(table: KBox<Self>) -> *mut bindings::sg_table {
+        KBox::into_raw(table).cast()
+    }
+
+    /// Takes back a table handed over with [`PageTable::into_raw`].
+    ///
+    /// # Safety
+    ///
+    /// `sgt` came from `into_raw` and is given back once.
+    pub(crate) unsafe fn from_raw(sgt: *mut bindings::sg_table) -> KBox<Self> {
+        // SAFETY: `sgt` is the address of a `KBox<PageTable>` (`sgt` is its first
+        // field, `repr(C)`), owned again from here.
+        unsafe { KBox::from_raw(sgt.cast::<Self>()) }
+    }
+}
+
+impl Drop for PageTable {
+    fn drop(&mut self) {
+        let sgt = self.sgt.get();
+        if self.mapped {
+            // SAFETY: mapped for `dev` with `dir` in `new` (type invariant).
+            unsafe { bindings::dma_unmap_sgtable(self.dev, sgt, self.dir.as_raw(), 0) };
+        }
+        if self.allocated {
+            // SAFETY: allocated in `new` (type invariant), freed once.
+            unsafe { bindings::sg_free_table(sgt) };
+        }
     }
 }

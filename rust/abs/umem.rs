@@ -12,7 +12,7 @@
 
 use super::device::{Device, IbDevice};
 use super::dma_buf::{
-    AttachOps, Attachment, DmaBuf, DynAttachment, Importer, ImporterOps, ImporterPriv, Mapping,
+    AttachOps, Attachment, DmaBuf, DynAttachment, Importer, ImporterOps, Mapping,
 };
 use super::dma_resv::{DmaResv, ResvGuard, ResvLocked};
 use super::scatterlist::{DmaWindow, WindowParts};
@@ -28,6 +28,8 @@ use kernel::types::{ARef, Opaque};
 ///
 /// - It was allocated by [`OwnedUmem::new`]; `umem.ibdev`, `umem.address`,
 ///   `umem.length`, `umem.writable` and `umem.is_dmabuf` do not change after.
+/// - Its address is the `importer_priv` of its attachment (a `UmemDmabuf`
+///   is `repr(transparent)` over the C structure).
 /// - `attach` is null only until `OwnedUmem::new` returns; from then on it is
 ///   a [`DynAttachment`] owned by the umem (given up with `into_raw`), with
 ///   `importer_priv` pointing to this structure.
@@ -39,17 +41,10 @@ use kernel::types::{ARef, Opaque};
 #[repr(transparent)]
 pub(crate) struct UmemDmabuf(Opaque<bindings::ib_umem_dmabuf>);
 
-// SAFETY: `UmemDmabuf` wraps the C structure whose address is `importer_priv`.
-unsafe impl ImporterPriv for UmemDmabuf {
-    fn priv_ptr(&self) -> *mut kernel::ffi::c_void {
-        self.0.get().cast()
-    }
-
-    unsafe fn from_priv<'a>(ptr: *mut kernel::ffi::c_void) -> &'a Self {
-        // SAFETY: `ptr` came from `priv_ptr` of a live umem (caller's contract).
-        unsafe { &*ptr.cast::<Self>() }
-    }
-}
+// SAFETY: Shared access to a umem is what C drivers and the dma-buf core do
+// concurrently; every field that changes after creation is only accessed with
+// the reservation lock held (type invariant), the others are immutable.
+unsafe impl Sync for UmemDmabuf {}
 
 /// The callback a driver registered with `ib_umem_dmabuf_set_revoke_locked()`.
 ///

@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-# Guest side of `make check`: load the module (its KUnit suites run at load),
-# then unload it.
+# Guest side of `make check`: load each module (its KUnit suites run at
+# load) and unload it; the load/unload steps are a KTAP suite of their own.
 . /umem/lib.sh
 
-ktap_insmod kunit umem_dmabuf_rs.ko $UMEM_MODARGS || echo "insmod umem_dmabuf_rs.ko failed"
-rmmod umem_dmabuf_rs || echo "rmmod umem_dmabuf_rs failed"
+step insmod_umem_dmabuf_rs ktap_insmod importer umem_dmabuf_rs.ko $UMEM_MODARGS
+step rmmod_umem_dmabuf_rs rmmod umem_dmabuf_rs
+step insmod_dmabuf_exporter_rs ktap_insmod exporter dmabuf_exporter_rs.ko
+step exporter_userspace_test ktap_run exporter_user /umem/bin/exp_test
+step rmmod_dmabuf_exporter_rs rmmod dmabuf_exporter_rs
+steps_report guest_steps

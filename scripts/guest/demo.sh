@@ -4,19 +4,30 @@
 set -e
 step() { echo; echo "### $*"; }
 klog() { dmesg | sed -n "/umem-demo-mark$/,\$p" | sed '1d; s/^\[[ 0-9.]*\] //'; }
+calls=/sys/kernel/debug/umem_dmabuf_rs/calls
 
-step "kernel $(uname -r), with dma-buf debugfs at /sys/kernel/debug/dma_buf"
-step "loading the Rust importer module: insmod umem_dmabuf_rs.ko"
+step "kernel $(uname -r): ib_core patched to accept a pluggable dma-buf importer"
+grep -q ib_umem_dmabuf_register_ops /proc/kallsyms && echo "  ib_umem_dmabuf_register_ops: present"
+
+step "insmod umem_dmabuf_rs.ko: the Rust importer registers with ib_core"
 echo "umem-demo-mark" >/dev/kmsg
 insmod /umem/modules/umem_dmabuf_rs.ko
-grep '^umem_dmabuf_rs ' /proc/modules
-step "its KUnit suites ran at load (abstractions: resv guard, sg DMA view, window)"
-klog | grep -E '^umem_dmabuf_rs: |^    (not )?ok |^(not )?ok ' | sed 's/^/  /'
+grep '^umem_dmabuf_rs ' /proc/modules | sed 's/^/  /'
+
+step "its KUnit suites ran at load, every importer case on both the C and the Rust code"
+klog | grep -E '^# [a-z_]+: pass:' | sed 's/^# /  /'
+klog | grep -E 'diff_random_cases: [0-9]+ cases' | sed 's/^ *# /  /'
 if klog | grep -q '^ *not ok'; then
-	echo "a KUnit case failed"
+	echo "  a KUnit case failed:"
+	klog | grep '^ *not ok' | sed 's/^/    /'
 	exit 1
 fi
-step "unloading it: rmmod umem_dmabuf_rs"
+
+step "ib_core reached the Rust entry points this many times ($calls)"
+sed 's/^/  /' "$calls"
+[ "$(awk '$1 == "get" { print $2 }' "$calls")" -gt 0 ]
+
+step "rmmod umem_dmabuf_rs: unregisters; ib_core falls back to its C code"
 rmmod umem_dmabuf_rs
-grep -q '^umem_dmabuf_rs ' /proc/modules && exit 1
+! grep -q '^umem_dmabuf_rs ' /proc/modules
 echo "  unloaded"

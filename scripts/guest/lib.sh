@@ -8,8 +8,7 @@ MODDIR=/umem/modules
 # ktap_insmod NAME MODULE [PARAM=VALUE...]: loads MODULE and prints the KTAP its
 # KUnit suites wrote to the kernel log, between markers.
 ktap_insmod() {
-	name=$1
-	mod=$2
+	local name=$1 mod=$2 old rc
 	shift 2
 	echo "umem-ktap-start $name" >/dev/kmsg
 	# Keep the console quiet while the suites run, so their lines reach the
@@ -21,6 +20,58 @@ ktap_insmod() {
 	echo "$old" >/proc/sys/kernel/printk
 	echo "@@UMEM-KTAP-BEGIN $name@@"
 	dmesg | sed -n "/umem-ktap-start $name\$/,\$p" | sed 1d
+	echo "@@UMEM-KTAP-END@@"
+	return $rc
+}
+
+# step NAME CMD...: runs CMD and records the result as one test of the
+# KTAP suite that steps_report prints (so a failed insmod, rmmod or
+# userspace test counts as a failure on the host).
+STEPS=/tmp/umem-steps
+step() {
+	local name=$1
+	shift
+	if "$@"; then
+		echo "ok $name" >>$STEPS
+	else
+		echo "not ok $name" >>$STEPS
+		echo "step failed: $name" >&2
+	fi
+}
+
+# steps_report SUITE: prints the recorded steps as a KTAP document.
+steps_report() {
+	local n verdict i line
+	[ -f $STEPS ] || return 0
+	n=$(wc -l <$STEPS)
+	verdict=ok
+	grep -q '^not ok' $STEPS && verdict="not ok"
+	echo "@@UMEM-KTAP-BEGIN $1@@"
+	echo "KTAP version 1"
+	echo "1..1"
+	echo "    KTAP version 1"
+	echo "    # Subtest: $1"
+	echo "    1..$n"
+	i=0
+	while read -r line; do
+		i=$((i + 1))
+		case "$line" in
+		"not ok "*) echo "    not ok $i ${line#not ok }" ;;
+		*) echo "    ok $i ${line#ok }" ;;
+		esac
+	done <$STEPS
+	echo "$verdict 1 $1"
+	echo "@@UMEM-KTAP-END@@"
+	rm -f $STEPS
+}
+
+# ktap_run NAME CMD...: runs a userspace test that prints KTAP, between markers.
+ktap_run() {
+	local name=$1 rc
+	shift
+	echo "@@UMEM-KTAP-BEGIN $name@@"
+	"$@"
+	rc=$?
 	echo "@@UMEM-KTAP-END@@"
 	return $rc
 }

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * UAPI of dmabuf_exporter_rs.ko, a movable dma-buf exporter for tests:
+ * /dev/dmabuf_exporter_rs.
+ *
+ * Every structure starts with a version (DMABUF_EXP_VERSION) and has only
+ * naturally aligned fields with explicit padding, so its layout is the same
+ * for 32- and 64-bit userspace; reserved fields must be zero.
+ */
+#ifndef _UAPI_DMABUF_EXPORTER_RS_H
+#define _UAPI_DMABUF_EXPORTER_RS_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define DMABUF_EXP_VERSION 1
+
+/* CREATE flags */
+#define DMABUF_EXP_F_DYNAMIC	(1U << 0)	/* pin/unpin, can migrate */
+#define DMABUF_EXP_F_ALL	DMABUF_EXP_F_DYNAMIC
+
+#define DMABUF_EXP_MAX_SIZE	(1ULL << 30)	/* bytes */
+#define DMABUF_EXP_MAX_CHUNKS	65536
+#define DMABUF_EXP_MAX_CHUNK_PAGES 512
+#define DMABUF_EXP_MAX_DELAY_MS	10000
+
+/**
+ * struct dmabuf_exp_create - export a new zeroed buffer
+ * @version: DMABUF_EXP_VERSION
+ * @flags: DMABUF_EXP_F_*
+ * @size: bytes; a multiple of the page size, at most DMABUF_EXP_MAX_SIZE
+ * @chunks: user pointer to @nchunks __u32 chunk sizes in pages, each a power
+ *	of two up to DMABUF_EXP_MAX_CHUNK_PAGES, adding up to @size; each chunk
+ *	is one entry of the exported table
+ * @nchunks: 0 for one page per entry, else at most DMABUF_EXP_MAX_CHUNKS
+ * @fd: out: the dma-buf file descriptor (O_RDWR | O_CLOEXEC)
+ */
+struct dmabuf_exp_create {
+	__u32 version;
+	__u32 flags;
+	__u64 size;
+	__u64 chunks;
+	__u32 nchunks;
+	__s32 fd;
+};
+
+/**
+ * struct dmabuf_exp_migrate - move a dynamic buffer to new pages
+ * @version: DMABUF_EXP_VERSION
+ * @fd: a dma-buf from CREATE
+ * @delay_ms: the copy completes (and its DMA_RESV_USAGE_KERNEL fence
+ *	signals) at least this long after the move, at most
+ *	DMABUF_EXP_MAX_DELAY_MS
+ * @reserved: 0
+ *
+ * Errors: EBUSY if an importer pinned the buffer, EOPNOTSUPP for a static
+ * buffer, EINVAL for a buffer of another exporter.
+ */
+struct dmabuf_exp_migrate {
+	__u32 version;
+	__s32 fd;
+	__u32 delay_ms;
+	__u32 reserved;
+};
+
+/**
+ * struct dmabuf_exp_stats - counters of a buffer
+ * @version: DMABUF_EXP_VERSION
+ * @fd: a dma-buf from CREATE
+ * @attachments: live attachments
+ * @pins: live pins
+ * @mappings: live mappings
+ * @maps: mappings made so far
+ * @migrations: migrations so far
+ * @move_notifies: attachments notified of a move so far
+ */
+struct dmabuf_exp_stats {
+	__u32 version;
+	__s32 fd;
+	__u64 attachments;
+	__u64 pins;
+	__u64 mappings;
+	__u64 maps;
+	__u64 migrations;
+	__u64 move_notifies;
+};
+
+#define DMABUF_EXP_IOC_MAGIC	0xDE
+#define DMABUF_EXP_IOC_CREATE	_IOWR(DMABUF_EXP_IOC_MAGIC, 1, struct dmabuf_exp_create)
+#define DMABUF_EXP_IOC_MIGRATE	_IOW(DMABUF_EXP_IOC_MAGIC, 2, struct dmabuf_exp_migrate)
+#define DMABUF_EXP_IOC_STATS	_IOWR(DMABUF_EXP_IOC_MAGIC, 3, struct dmabuf_exp_stats)
+
+#endif /* _UAPI_DMABUF_EXPORTER_RS_H */

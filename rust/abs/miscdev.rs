@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Misc character devices with an ioctl handler.
+//!
+//! C header: [`include/linux/miscdevice.h`](srctree/include/linux/miscdevice.h)
+
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::bindings;
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+/// The ioctls of a misc device.
+pub(crate) trait Ioctl: 'static {
+    /// Handles `cmd` with argument `arg` (a user pointer or value) for the
+    /// calling process.
+    fn ioctl(cmd: u32, arg: usize) -> Result<i32>;
+}
+
+/// A registered misc device, `/dev/<name>`; deregistered when dropped.
+///
+/// # Invariants
+///
+/// If `registered`, `misc` was registered with `misc_register` and its `fops`
+/// point to `fops`, which lives (in its box) as long as `self`.
+#[pin_data(PinnedDrop)]
+pub(crate) struct MiscDevice<T: Ioctl> {
+    #[pin]
+    misc: Opaque<bindings::miscdevice>,
+    fops: KBox<bindings::file_operations>,
+    registered: AtomicBool,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: Registration state is only changed at creation and drop; the C
+// device is used by the misc core under its own lock.
+unsafe impl<T: Ioctl> Sync for MiscDevice<T> {}
+// SAFETY: As above; it may be dropped on any thread.
+unsafe impl<T: Ioctl> Send for MiscDevice<T> {}
+
+impl<T: Ioctl> MiscDevice<T> {
+    /// Registers `/dev/<name>`, owned by `module` (held while a file is open).
+    pub(crate) fn register(
+        module: &'static ThisModule,
+        name: &'static kernel::str::CStr,
+    ) -> Result<Pin<KBox<Self>>> {
+        let fops = KBox::new(
+            bindings::file_operations {
+                owner: module.as_ptr(),
+                unlocked_ioctl: Some(Self::ioctl),
+                llseek: Some(bindings::noop_llseek),
+                // SAFETY: all-zero is a valid `file_operations`.
+                ..unsafe { core::mem::zeroed() }
+            },
+            GFP_KERNEL,
+        )?;
+        let misc = bindings::miscdevice {
+            // CAST: `MISC_DYNAMIC_MINOR` is 255.
+            minor: bindings::MISC_DYNAMIC_MINOR as i32,
+            name: name.as_char_ptr(),
+            fops: &*fops,
+            ..Default::default()
+        };
+        let dev = KBox::pin(
+            Self {
+                misc: Opaque::new(misc),
+                fops,
+                registered: AtomicBool::new(false),
+                _t: PhantomData,
+            },
+            GFP_KERNEL,
+        )?;
+        // SAFETY: `misc` is pinned in its box and its `fops` box lives as long as
+        // the device; it is deregistered in `drop` before either goes away.
+        kernel::error::to_result(unsafe { bindings::misc_register(dev.misc.get()) })?;
+        // INVARIANT: registered just above.
+        dev.registered.store(true, Ordering::Release);
+        Ok(dev)
+    }
+
+    /// # Safety
+    ///
+    /// Called by the VFS only, for a file of this device.
+    unsafe extern "C" fn ioctl(
+        _file: *mut bindings::file,
+        cmd: kernel::ffi::c_uint,
+        arg: kernel::ffi::c_ulong,
+    ) -> kernel::ffi::c_long {
+        // CAST: `i32` to `c_long` is lossless.
+        match T::ioctl(cmd, arg) {
+            Ok(r) => r as kernel::ffi::c_long,
+            Err(e) => e.to_errno() as kernel::ffi::c_long,
+        }
+    }
+}
+
+#[pinned_drop]
+impl<T: Ioctl> PinnedDrop for MiscDevice<T> {
+    fn drop(self: Pin<&mut Self>) {
+        if self.registered.load(Ordering::Acquire) {
+            // SAFETY: registered (type invariant); deregistered once, here.
+            unsafe { bindings::misc_deregister(self.misc.get()) };
+        }
+        // `fops` is dropped after this, once no new open can find it; open files
+        // pin the module, so their ioctls finish before the module (and this
+        // value) goes away.
+    }
+}
+
+/// Implements `FromBytes` and `AsBytes` for UAPI structures.
+///
+/// Only for `repr(C)` structures of integer fields without padding (check
+/// their size with a `const` assertion next to them).
+#[macro_export]
+macro_rules! uapi_pod {
+    ($($t:ty),* $(,)?) => {
+        $(
+            // SAFETY: the type is a `repr(C)` structure of integers with no padding
+            // (its definition says so and asserts its size): every bit pattern is
+            // valid and every byte is initialised.
+            unsafe impl kernel::types::FromBytes for $t {}
+            // SAFETY: as above.
+            unsafe impl kernel::types::AsBytes for $t {}
+        )*
+    };
+}

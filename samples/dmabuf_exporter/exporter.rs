@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The exporter: a buffer of page chunks that can move to new pages.
+//!
+//! The exported table has one entry per chunk (a chunk is `2^order`
+//! physically contiguous pages), so a layout of chunk sizes gives importers
+//! single-page entries, large entries or a mix. A dynamic buffer can migrate:
+//! under its reservation lock it gets new pages, a `DMA_RESV_USAGE_KERNEL`
+//! fence and a `move_notify` to every importer; a work item copies the old
+//! contents and then signals the fence, so importers that re-map must wait
+//! for it. A pinned buffer refuses to migrate.
+
+use crate::abs::dma_buf::{self, Attachment, DmaBuf, DmaDirection, ExportedTable, Exporter, Fault};
+use crate::abs::dma_fence::Fence;
+use crate::abs::errno;
+use crate::abs::page::{ChunkSet, MAX_CHUNK_ORDER};
+use crate::abs::scatterlist::PageTable;
+use crate::abs::workqueue::{msleep, OwnedQueue};
+use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::page::PAGE_SIZE;
+use kernel::prelude::*;
+use kernel::sync::{new_mutex, Arc, Mutex};
+use kernel::types::ARef;
+
+/// Largest buffer (1 GiB).
+pub(crate) const MAX_SIZE: usize = 1 << 30;
+/// Most chunks in a layout.
+pub(crate) const MAX_CHUNKS: usize = 65536;
+/// Longest fence delay of a migration, in milliseconds.
+pub(crate) const MAX_DELAY_MS: u32 = 10_000;
+
+const NAME: &kernel::str::CStr = kernel::c_str!("dmabuf_exporter_rs");
+
+/// Counters of a buffer (the STATS ioctl).
+#[derive(Default)]
+struct Stats {
+    attachments: AtomicU64,
+    pins: AtomicU64,
+    mappings: AtomicU64,
+    maps: AtomicU64,
+    migrations: AtomicU64,
+    move_notifies: AtomicU64,
+}
+
+/// A snapshot of a buffer's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct StatsSnapshot {
+    /// Live attachments.
+    pub(crate) attachments: u64,
+    /// Live pins.
+    pub(crate) pins: u64,
+    /// Live mappings.
+    pub(crate) mappings: u64,
+    /// Mappings made so far.
+    pub(crate) maps: u64,
+    /// Migrations so far.
+    pub(crate) migrations: u64,
+    /// Attachments notified of a move so far.
+    pub(crate) move_notifies: u64,
+}
+
+/// Buffers exported and not yet released.
+static LIVE: AtomicU64 = AtomicU64::new(0);
+
+/// Number of buffers exported and not yet released (for leak tests).
+pub(crate) fn live_buffers() -> u64 {
+    LIVE.load(Ordering::Relaxed)
+}
+
+/// The private data of an exported buffer.
+#[pin_data(PinnedDrop)]
+pub(crate) struct Buffer {
+    size: usize,
+    orders: KVec<u32>,
+    dynamic: bool,
+    /// The current backing store; mapped tables keep the one they map.
+    #[pin]
+    store: Mutex<Arc<ChunkSet>>,
+    stats: Stats,
+    /// Runs the copies of migrations; drained before the buffer is freed.
+    copies: OwnedQueue,
+}
+
+#[pinned_drop]
+impl PinnedDrop for Buffer {
+    fn drop(self: Pin<&mut Self>) {
+        LIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A buffer as seen by the dma-buf core: `D` says whether it is dynamic.
+#[pin_data]
+pub(crate) struct Exp<const D: bool> {
+    #[pin]
+    buf: Buffer,
+}
+
+type DynamicExp = Exp<true>;
+type StaticExp = Exp<false>;
+
+impl<const D: bool> Exporter for Exp<D> {
+    const DYNAMIC: bool = D;
+
+    fn attach(&self, _attach: &Attachment) -> Result {
+        self.buf.stats.attachments.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn detach(&self, _attach: &Attachment) {
+        self.buf.stats.attachments.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn pin(&self, _attach: &Attachment) -> Result {
+        self.buf.stats.pins.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn unpin(&self, _attach: &Attachment) {
+        self.buf.stats.pins.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn map(&self, attach: &Attachment, dir: DmaDirection) -> Result<ExportedTable> {
+        let store = self.buf.store.lock().clone();
+        let table = PageTable::new(store, attach.dev(), dir)?;
+        self.buf.stats.mappings.fetch_add(1, Ordering::Relaxed);
+        self.buf.stats.maps.fetch_add(1, Ordering::Relaxed);
+        Ok(table)
+    }
+
+    fn unmap(&self, _attach: &Attachment, table: ExportedTable) {
+        drop(table);
+        self.buf.stats.mappings.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    const MMAP: bool = true;
+
+    fn fault(&self, dmabuf: &DmaBuf, index: usize, fault: &mut Fault<'_>) -> Result {
+        // Under the reservation lock a migration cannot switch the store (and
+        // zap mappings) between choosing the page and mapping it; after the
+        // fence wait the store's contents are complete.
+        let guard = dmabuf.resv().lock();
+        guard.wait_kernel_fences()?;
+        let store = self.buf.store.lock().clone();
+        let r = fault.install(&store, index);
+        drop(guard);
+        r
+    }
+
+    fn begin_cpu_access(&self, dmabuf: &DmaBuf) -> Result {
+        // CPU access after a migration sees the copied contents.
+        dmabuf.resv().lock().wait_kernel_fences()
+    }
+}
+
+/// Converts chunk sizes in pages (powers of two up to 512) to orders; no
+/// chunks means one page per chunk.
+fn layout(size: usize, chunk_pages: &[u32]) -> Result<KVec<u32>> {
+    if size == 0 || size % PAGE_SIZE != 0 || size > MAX_SIZE {
+        return Err(EINVAL);
+    }
+    let pages = size / PAGE_SIZE;
+    let mut orders = KVec::new();
+    if chunk_pages.is_empty() {
+        for _ in 0..pages {
+            orders.push(0, GFP_KERNEL)?;
+        }
+        return Ok(orders);
+    }
+    if chunk_pages.len() > MAX_CHUNKS {
+        return Err(EINVAL);
+    }
+    let mut total: usize = 0;
+    for &n in chunk_pages {
+        if n == 0 || !n.is_power_of_two() || n.trailing_zeros() > MAX_CHUNK_ORDER {
+            return Err(EINVAL);
+        }
+        orders.push(n.trailing_zeros(), GFP_KERNEL)?;
+        total = total.checked_add(n as usize).ok_or(EINVAL)?;
+    }
+    if total != pages {
+        return Err(EINVAL);
+    }
+    Ok(orders)
+}
+
+/// Exports a new zeroed buffer of `size` bytes with the given chunk layout.
+pub(crate) fn create(size: usize, chunk_pages: &[u32], dynamic: bool) -> Result<ARef<DmaBuf>> {
+    let orders = layout(size, chunk_pages)?;
+    let store = Arc::new(ChunkSet::new(&orders)?, GFP_KERNEL)?;
+    let buf = try_pin_init!(Buffer {
+        size,
+        orders,
+        dynamic,
+        store <- new_mutex!(store),
+        stats: Stats::default(),
+        copies: OwnedQueue::new(NAME)?,
+    });
+    LIVE.fetch_add(1, Ordering::Relaxed);
+    if dynamic {
+        let exp = Arc::pin_init(try_pin_init!(DynamicExp { buf <- buf }), GFP_KERNEL)?;
+        dma_buf::export(&crate::THIS_MODULE, NAME, exp, size)
+    } else {
+        let exp = Arc::pin_init(try_pin_init!(StaticExp { buf <- buf }), GFP_KERNEL)?;
+        dma_buf::export(&crate::THIS_MODULE, NAME, exp, size)
+    }
+}
+
+/// The buffer behind `dmabuf`, if this module exported it.
+fn buffer(dmabuf: &DmaBuf) -> Result<&Buffer> {
+    if let Some(exp) = dmabuf.exporter::<DynamicExp>() {
+        return Ok(&exp.buf);
+    }
+    dmabuf
+        .exporter::<StaticExp>()
+        .map(|exp| &exp.buf)
+        .ok_or(EINVAL)
+}
+
+/// Moves a dynamic buffer to new pages; the copy of the contents completes
+/// `delay_ms` later (at least), signalled by a kernel fence.
+///
+/// `EINVAL`: not one of ours, or a delay above [`MAX_DELAY_MS`];
+/// `EOPNOTSUPP`: a static buffer (importers cannot be told);
+/// `EBUSY`: pinned by an importer.
+pub(crate) fn migrate(dmabuf: &DmaBuf, delay_ms: u32) -> Result {
+    let buf = buffer(dmabuf)?;
+    if delay_ms > MAX_DELAY_MS {
+        return Err(EINVAL);
+    }
+    if !buf.dynamic {
+        return Err(errno::eopnotsupp());
+    }
+    let guard = dmabuf.resv().lock();
+    // The previous migration's copy must be complete before it is copied again.
+    guard.wait_kernel_fences()?;
+    if buf.stats.pins.load(Ordering::Relaxed) > 0 {
+        return Err(EBUSY);
+    }
+    let new = Arc::new(ChunkSet::new(&buf.orders)?, GFP_KERNEL)?;
+    let fence = Fence::new()?;
+    guard.add_kernel_fence(&fence)?;
+    let old = core::mem::replace(&mut *buf.store.lock(), new.clone());
+    dmabuf.zap_cpu_mappings();
+    let notified = buf.stats.attachments.load(Ordering::Relaxed);
+    dmabuf.move_notify(&guard)?;
+    buf.stats
+        .move_notifies
+        .fetch_add(notified, Ordering::Relaxed);
+    buf.stats.migrations.fetch_add(1, Ordering::Relaxed);
+    drop(guard);
+
+    let copy = PendingCopy {
+        new,
+        old,
+        fence,
+        delay_ms,
+    };
+    // If the work cannot be queued, the closure is dropped unrun and
+    // `PendingCopy::drop` copies and signals here instead.
+    let _ = buf.copies.queue().try_spawn(GFP_KERNEL, move || drop(copy));
+    Ok(())
+}
+
+/// The copy of a migration. It runs when dropped, so the fence is signalled
+/// however the work ends (run by the queue, or dropped unqueued).
+struct PendingCopy {
+    new: Arc<ChunkSet>,
+    old: Arc<ChunkSet>,
+    fence: ARef<Fence>,
+    delay_ms: u32,
+}
+
+impl Drop for PendingCopy {
+    fn drop(&mut self) {
+        msleep(self.delay_ms);
+        if self.new.copy_from(&self.old).is_err() {
+            pr_err!("migration copy failed\n");
+        }
+        self.fence.signal();
+    }
+}
+
+/// The counters of `dmabuf`.
+pub(crate) fn stats(dmabuf: &DmaBuf) -> Result<StatsSnapshot> {
+    let s = &buffer(dmabuf)?.stats;
+    Ok(StatsSnapshot {
+        attachments: s.attachments.load(Ordering::Relaxed),
+        pins: s.pins.load(Ordering::Relaxed),
+        mappings: s.mappings.load(Ordering::Relaxed),
+        maps: s.maps.load(Ordering::Relaxed),
+        migrations: s.migrations.load(Ordering::Relaxed),
+        move_notifies: s.move_notifies.load(Ordering::Relaxed),
+    })
+}
+
+/// Reads the current contents (after any pending migration copy).
+pub(crate) fn read(dmabuf: &DmaBuf, offset: usize, out: &mut [u8]) -> Result {
+    let buf = buffer(dmabuf)?;
+    let guard = dmabuf.resv().lock();
+    guard.wait_kernel_fences()?;
+    let store = buf.store.lock().clone();
+    drop(guard);
+    store.read(offset, out)
+}
+
+/// Writes the current contents (after any pending migration copy).
+pub(crate) fn write(dmabuf: &DmaBuf, offset: usize, data: &[u8]) -> Result {
+    let buf = buffer(dmabuf)?;
+    let guard = dmabuf.resv().lock();
+    guard.wait_kernel_fences()?;
+    let store = buf.store.lock().clone();
+    let r = store.write(offset, data);
+    drop(guard);
+    r
+}

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit bodies of suite `dmabuf_exporter_rs` (table in `exp_kunit.c`).
+
+use crate::abs::dma_buf::{
+    flush_delayed_releases, Attachment, DmaBuf, Importer, Mapping, OwnedImport,
+};
+use crate::abs::dma_resv::ResvLocked;
+use crate::abs::errno;
+use crate::abs::kunit::Test;
+use crate::exporter::{self, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
+use crate::{check, check_eq, kunit_case};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::page::PAGE_SIZE;
+use kernel::prelude::*;
+use kernel::sync::{new_mutex, Mutex};
+use kernel::types::ARef;
+
+const P: usize = PAGE_SIZE;
+
+/// A dynamic importer that unmaps on `move_notify`, like an RDMA driver.
+#[pin_data]
+struct Probe {
+    #[pin]
+    mapping: Mutex<Option<Mapping>>,
+    notified: AtomicU32,
+}
+
+struct ProbeImporter;
+
+impl Importer for ProbeImporter {
+    type Priv = Probe;
+    const ALLOW_PEER2PEER: bool = false;
+
+    fn move_notify(probe: &Probe, attach: &Attachment, locked: &ResvLocked<'_>) {
+        probe.notified.fetch_add(1, Ordering::Relaxed);
+        if let Some(mapping) = probe.mapping.lock().take() {
+            attach.unmap(locked, mapping);
+        }
+    }
+}
+
+fn probe() -> impl PinInit<Probe, Error> {
+    try_pin_init!(Probe {
+        mapping <- new_mutex!(None),
+        notified: AtomicU32::new(0),
+    })
+}
+
+/// Maps (under the lock, after waiting for kernel fences, as an importer
+/// must) and returns the DMA entries.
+fn map(dmabuf: &DmaBuf, import: &OwnedImport<ProbeImporter>) -> Result<KVec<(u64, u32)>> {
+    let guard = dmabuf.resv().lock();
+    let mut slot = import.data().mapping.lock();
+    if slot.is_none() {
+        *slot = Some(import.attachment().map(&guard)?);
+    }
+    guard.wait_kernel_fences()?;
+    let mut v = KVec::new();
+    if let Some(m) = slot.as_ref() {
+        for sg in m.table().dma_entries() {
+            v.push((sg.dma_address(), sg.dma_len()), GFP_KERNEL)?;
+        }
+    }
+    Ok(v)
+}
+
+fn unmap(dmabuf: &DmaBuf, import: &OwnedImport<ProbeImporter>) {
+    let guard = dmabuf.resv().lock();
+    if let Some(m) = import.data().mapping.lock().take() {
+        import.attachment().unmap(&guard, m);
+    }
+}
+
+fn pattern(len: usize, seed: u8) -> Result<KVec<u8>> {
+    let mut v = KVec::with_capacity(len, GFP_KERNEL)?;
+    for i in 0..len {
+        // CAST: deliberately keeps the low byte.
+        v.push((i as u8).wrapping_mul(31).wrapping_add(seed), GFP_KERNEL)?;
+    }
+    Ok(v)
+}
+
+fn setup(t: &Test, size: usize, chunks: &[u32], dynamic: bool) -> Option<ARef<DmaBuf>> {
+    match exporter::create(size, chunks, dynamic) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            t.fail(format_args!(
+                "create({size}, {chunks:?}, {dynamic}) failed: {e:?}"
+            ));
+            None
+        }
+    }
+}
+
+fn import(t: &Test, dmabuf: &ARef<DmaBuf>) -> Option<OwnedImport<ProbeImporter>> {
+    let dev = t.device(kernel::c_str!("dmabuf_exporter_rs_test")).ok()?;
+    if dev.coerce_dma_mask(64).is_err() {
+        t.fail(format_args!("cannot set the DMA mask"));
+        return None;
+    }
+    match OwnedImport::new(dmabuf.clone(), dev, probe()) {
+        Ok(i) => Some(i),
+        Err(e) => {
+            t.fail(format_args!("attach failed: {e:?}"));
+            None
+        }
+    }
+}
+
+fn create_layouts(t: &Test) {
+    let mixed = [1u32, 4, 1, 8, 2];
+    let cases: [(usize, &[u32], usize); 3] = [
+        (8 * P, &[], 8),            // one page per entry
+        (1024 * P, &[512, 512], 2), // two 2 MiB entries
+        (16 * P, &mixed, 5),        // mixed
+    ];
+    for dynamic in [false, true] {
+        for (size, chunks, nents) in cases {
+            let Some(buf) = setup(t, size, chunks, dynamic) else {
+                return;
+            };
+            let Some(imp) = import(t, &buf) else { return };
+            let Ok(entries) = map(&buf, &imp) else {
+                return t.fail(format_args!("map failed"));
+            };
+            check_eq!(t, entries.len(), nents);
+            let total: usize = entries.iter().map(|&(_, len)| len as usize).sum();
+            check_eq!(t, total, size);
+            for (i, &(addr, len)) in entries.iter().enumerate() {
+                check!(t, addr % P as u64 == 0);
+                let want = if chunks.is_empty() {
+                    P
+                } else {
+                    chunks[i] as usize * P
+                };
+                check_eq!(t, len as usize, want);
+            }
+            unmap(&buf, &imp);
+            drop(imp);
+            check_eq!(
+                t,
+                exporter::stats(&buf).map(|s| (s.attachments, s.mappings)),
+                Ok((0, 0))
+            );
+        }
+    }
+}
+kunit_case!(dmabuf_exp_test_create_layouts, create_layouts);
+
+fn create_rejects(t: &Test) {
+    let bad: [(usize, &[u32]); 7] = [
+        (0, &[]),
+        (P - 1, &[]),
+        (P + 1, &[]),
+        (MAX_SIZE + P, &[]),
+        (4 * P, &[1, 2]),    // chunks do not add up
+        (3 * P, &[3]),       // not a power of two
+        (1024 * P, &[1024]), // above 2 MiB
+    ];
+    for (size, chunks) in bad {
+        check_eq!(t, exporter::create(size, chunks, true).err(), Some(EINVAL));
+    }
+}
+kunit_case!(dmabuf_exp_test_create_rejects, create_rejects);
+
+fn migrate_remaps(t: &Test) {
+    let size = 16 * P;
+    let Some(buf) = setup(t, size, &[1, 4, 1, 8, 2], true) else {
+        return;
+    };
+    let Some(imp) = import(t, &buf) else { return };
+    let Ok(data) = pattern(size, 7) else { return };
+    check!(t, exporter::write(&buf, 0, &data).is_ok());
+    let Ok(before) = map(&buf, &imp) else {
+        return t.fail(format_args!("map failed"));
+    };
+    for round in 1..=3u32 {
+        check!(t, exporter::migrate(&buf, 10).is_ok());
+        check_eq!(t, imp.data().notified.load(Ordering::Relaxed), round);
+        check!(t, imp.data().mapping.lock().is_none());
+        let Ok(after) = map(&buf, &imp) else {
+            return t.fail(format_args!("re-map failed"));
+        };
+        check_eq!(t, after.len(), before.len());
+        check!(t, after[0].0 != before[0].0);
+        let Ok(mut back) = KVec::from_elem(0u8, size, GFP_KERNEL) else {
+            return;
+        };
+        check!(t, exporter::read(&buf, 0, &mut back).is_ok());
+        check!(t, back[..] == data[..]);
+    }
+    let s = exporter::stats(&buf).unwrap_or_default();
+    check_eq!(t, (s.migrations, s.move_notifies, s.maps), (3, 3, 4));
+    unmap(&buf, &imp);
+}
+kunit_case!(dmabuf_exp_test_migrate_remaps, migrate_remaps);
+
+fn migrate_refusals(t: &Test) {
+    let Some(buf) = setup(t, 4 * P, &[], true) else {
+        return;
+    };
+    let Some(imp) = import(t, &buf) else { return };
+    {
+        let guard = buf.resv().lock();
+        check!(t, imp.attachment().pin(&guard).is_ok());
+    }
+    check_eq!(t, exporter::migrate(&buf, 0), Err(EBUSY));
+    {
+        let guard = buf.resv().lock();
+        imp.attachment().unpin(&guard);
+    }
+    check_eq!(t, exporter::migrate(&buf, MAX_DELAY_MS + 1), Err(EINVAL));
+    check_eq!(t, exporter::migrate(&buf, 0), Ok(()));
+    let Some(stat) = setup(t, 4 * P, &[], false) else {
+        return;
+    };
+    check_eq!(t, exporter::migrate(&stat, 0), Err(errno::eopnotsupp()));
+}
+kunit_case!(dmabuf_exp_test_migrate_refusals, migrate_refusals);
+
+fn fence_orders_copy(t: &Test) {
+    let size = 64 * P;
+    let Some(buf) = setup(t, size, &[16, 16, 32], true) else {
+        return;
+    };
+    let Ok(data) = pattern(size, 3) else { return };
+    check!(t, exporter::write(&buf, 0, &data).is_ok());
+    let start = kernel::time::Ktime::ktime_get();
+    check!(t, exporter::migrate(&buf, 200).is_ok());
+    // A reader waits for the copy fence, then sees the old contents.
+    let Ok(mut back) = KVec::from_elem(0u8, size, GFP_KERNEL) else {
+        return;
+    };
+    check!(t, exporter::read(&buf, 0, &mut back).is_ok());
+    let waited = (kernel::time::Ktime::ktime_get() - start).to_ms();
+    check!(t, waited >= 150);
+    check!(t, back[..] == data[..]);
+}
+kunit_case!(dmabuf_exp_test_fence_orders_copy, fence_orders_copy);
+
+fn refcounts_back_to_baseline(t: &Test) {
+    // Buffers of earlier cases may still wait for their delayed release.
+    flush_delayed_releases();
+    let base = exporter::live_buffers();
+    {
+        let Some(buf) = setup(t, 8 * P, &[2, 2, 4], true) else {
+            return;
+        };
+        let Some(imp) = import(t, &buf) else { return };
+        let _ = map(&buf, &imp);
+        check!(t, exporter::migrate(&buf, 0).is_ok());
+        let _ = map(&buf, &imp);
+        unmap(&buf, &imp);
+        drop(imp);
+        check_eq!(
+            t,
+            exporter::stats(&buf),
+            Ok(StatsSnapshot {
+                attachments: 0,
+                pins: 0,
+                mappings: 0,
+                maps: 2,
+                migrations: 1,
+                move_notifies: 1,
+            })
+        );
+        check_eq!(t, exporter::live_buffers(), base + 1);
+    }
+    // The last reference of a kernel thread's file is put by a delayed work.
+    flush_delayed_releases();
+    check_eq!(t, exporter::live_buffers(), base);
+}
+kunit_case!(dmabuf_exp_test_refcounts, refcounts_back_to_baseline);

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The ioctls of `/dev/dmabuf_exporter_rs`, as defined by
+//! `include/uapi/dmabuf_exporter_rs.h` (the structures below mirror it).
+
+use crate::abs::dma_buf::DmaBuf;
+use crate::abs::miscdev::Ioctl;
+use crate::exporter;
+use crate::uapi_pod;
+use core::mem::size_of;
+use kernel::ioctl::{_IOW, _IOWR};
+use kernel::prelude::*;
+use kernel::uaccess::UserSlice;
+
+const VERSION: u32 = 1;
+const F_DYNAMIC: u32 = 1 << 0;
+const F_ALL: u32 = F_DYNAMIC;
+const MAGIC: u32 = 0xDE;
+
+/// `struct dmabuf_exp_create`
+#[repr(C)]
+#[derive(Default)]
+struct Create {
+    version: u32,
+    flags: u32,
+    size: u64,
+    chunks: u64,
+    nchunks: u32,
+    fd: i32,
+}
+
+/// `struct dmabuf_exp_migrate`
+#[repr(C)]
+#[derive(Default)]
+struct Migrate {
+    version: u32,
+    fd: i32,
+    delay_ms: u32,
+    reserved: u32,
+}
+
+/// `struct dmabuf_exp_stats`
+#[repr(C)]
+#[derive(Default)]
+struct Stats {
+    version: u32,
+    fd: i32,
+    attachments: u64,
+    pins: u64,
+    mappings: u64,
+    maps: u64,
+    migrations: u64,
+    move_notifies: u64,
+}
+
+// No padding: the sizes are the sums of the fields.
+const _: () = assert!(size_of::<Create>() == 32);
+const _: () = assert!(size_of::<Migrate>() == 16);
+const _: () = assert!(size_of::<Stats>() == 56);
+uapi_pod!(Create, Migrate, Stats);
+
+const IOC_CREATE: u32 = _IOWR::<Create>(MAGIC, 1);
+const IOC_MIGRATE: u32 = _IOW::<Migrate>(MAGIC, 2);
+const IOC_STATS: u32 = _IOWR::<Stats>(MAGIC, 3);
+
+/// The ioctl handler of the misc device.
+pub(crate) struct ExporterIoctl;
+
+impl Ioctl for ExporterIoctl {
+    fn ioctl(cmd: u32, arg: usize) -> Result<i32> {
+        match cmd {
+            IOC_CREATE => create(arg),
+            IOC_MIGRATE => migrate(arg),
+            IOC_STATS => stats(arg),
+            _ => Err(ENOTTY),
+        }
+    }
+}
+
+fn create(arg: usize) -> Result<i32> {
+    let (mut reader, mut writer) = UserSlice::new(arg, size_of::<Create>()).reader_writer();
+    let mut req: Create = reader.read()?;
+    if req.version != VERSION || req.flags & !F_ALL != 0 {
+        return Err(EINVAL);
+    }
+    let size = usize::try_from(req.size).map_err(|_| EINVAL)?;
+    let n = req.nchunks as usize;
+    if n > exporter::MAX_CHUNKS {
+        return Err(EINVAL);
+    }
+    let mut chunks = KVec::with_capacity(n, GFP_KERNEL)?;
+    let ptr = usize::try_from(req.chunks).map_err(|_| EFAULT)?;
+    let mut list = UserSlice::new(ptr, n * size_of::<u32>()).reader();
+    for _ in 0..n {
+        chunks.push(list.read::<u32>()?, GFP_KERNEL)?;
+    }
+    let dmabuf = exporter::create(size, &chunks, req.flags & F_DYNAMIC != 0)?;
+    let fd = dmabuf.new_fd()?;
+    req.fd = fd;
+    if let Err(e) = writer.write(&req) {
+        // The caller cannot learn the descriptor: do not leave it open.
+        DmaBuf::close_fd(fd);
+        return Err(e);
+    }
+    Ok(0)
+}
+
+fn migrate(arg: usize) -> Result<i32> {
+    let req: Migrate = UserSlice::new(arg, size_of::<Migrate>()).reader().read()?;
+    if req.version != VERSION || req.reserved != 0 {
+        return Err(EINVAL);
+    }
+    let dmabuf = DmaBuf::from_fd(req.fd)?;
+    exporter::migrate(&dmabuf, req.delay_ms)?;
+    Ok(0)
+}
+
+fn stats(arg: usize) -> Result<i32> {
+    let (mut reader, mut writer) = UserSlice::new(arg, size_of::<Stats>()).reader_writer();
+    let req: Stats = reader.read()?;
+    if req.version != VERSION {
+        return Err(EINVAL);
+    }
+    let dmabuf = DmaBuf::from_fd(req.fd)?;
+    let s = exporter::stats(&dmabuf)?;
+    writer.write(&Stats {
+        version: VERSION,
+        fd: req.fd,
+        attachments: s.attachments,
+        pins: s.pins,
+        mappings: s.mappings,
+        maps: s.maps,
+        migrations: s.migrations,
+        move_notifies: s.move_notifies,
+    })?;
+    Ok(0)
+}

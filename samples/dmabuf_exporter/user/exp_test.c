@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Userspace test of /dev/dmabuf_exporter_rs, run in the guest; prints KTAP.
+ *
+ * Creates buffers with several layouts, maps them, fills them, migrates them
+ * and checks every byte after each move; checks that every bad argument gets
+ * its errno; checks that nothing is left behind (no buffer of this exporter
+ * in /sys/kernel/debug/dma_buf/bufinfo once everything is closed).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <linux/dma-buf.h>
+
+#include "dmabuf_exporter_rs.h"
+
+#define PAGE 4096UL
+
+static int tests, failures;
+static char results[8192];
+
+static void result(int ok, const char *fmt, ...)
+{
+	char name[160];
+	va_list ap;
+	size_t used = strlen(results);
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	tests++;
+	if (!ok)
+		failures++;
+	snprintf(results + used, sizeof(results) - used, "    %sok %d %s\n",
+		 ok ? "" : "not ", tests, name);
+}
+
+static int create(int dev, uint32_t flags, uint64_t size, const uint32_t *chunks,
+		  uint32_t n, int *err)
+{
+	struct dmabuf_exp_create c = {
+		.version = DMABUF_EXP_VERSION,
+		.flags = flags,
+		.size = size,
+		.chunks = (uintptr_t)chunks,
+		.nchunks = n,
+		.fd = -1,
+	};
+
+	*err = 0;
+	if (ioctl(dev, DMABUF_EXP_IOC_CREATE, &c)) {
+		*err = errno;
+		return -1;
+	}
+	return c.fd;
+}
+
+static int migrate(int dev, int fd, uint32_t delay)
+{
+	struct dmabuf_exp_migrate m = {
+		.version = DMABUF_EXP_VERSION, .fd = fd, .delay_ms = delay,
+	};
+
+	return ioctl(dev, DMABUF_EXP_IOC_MIGRATE, &m) ? errno : 0;
+}
+
+static int stats(int dev, int fd, struct dmabuf_exp_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->version = DMABUF_EXP_VERSION;
+	s->fd = fd;
+	return ioctl(dev, DMABUF_EXP_IOC_STATS, s) ? errno : 0;
+}
+
+static unsigned char pat(size_t i, unsigned int seed)
+{
+	return (unsigned char)(i * 131 + seed * 7 + (i >> 12));
+}
+
+static int check_bytes(const unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pat(i, seed))
+			return 0;
+	return 1;
+}
+
+/* Fill, migrate `rounds` times checking every byte, refill, migrate again. */
+static void layout_case(int dev, const char *name, uint64_t size,
+			const uint32_t *chunks, uint32_t n)
+{
+	struct dmabuf_exp_stats st;
+	struct dma_buf_sync sync;
+	int err, fd, round, ok = 1;
+	unsigned char *p, *q;
+	size_t i;
+
+	fd = create(dev, DMABUF_EXP_F_DYNAMIC, size, chunks, n, &err);
+	result(fd >= 0, "create_%s", name);
+	if (fd < 0)
+		return;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	result(p != MAP_FAILED, "mmap_%s", name);
+	if (p == MAP_FAILED) {
+		close(fd);
+		return;
+	}
+	for (i = 0; i < size; i++)
+		ok &= p[i] == 0;
+	result(ok, "zeroed_%s", name);
+	for (i = 0; i < size; i++)
+		p[i] = pat(i, 1);
+	for (round = 0; round < 4; round++) {
+		ok &= migrate(dev, fd, round % 2 ? 30 : 0) == 0;
+		sync.flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW;
+		ok &= ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync) == 0;
+		ok &= check_bytes(p, size, 1);
+		sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW;
+		ok &= ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync) == 0;
+	}
+	result(ok, "contents_survive_4_migrations_%s", name);
+	for (i = 0; i < size; i++)
+		p[i] = pat(i, 2);
+	ok = migrate(dev, fd, 50) == 0 && check_bytes(p, size, 2);
+	result(ok, "writes_after_migration_survive_%s", name);
+	/*
+	 * A second, new mapping sees the buffer's current pages: it proves the
+	 * first mapping followed the moves instead of keeping the old pages.
+	 */
+	q = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	result(q != MAP_FAILED && check_bytes(q, size, 2), "fresh_mapping_agrees_%s", name);
+	if (q != MAP_FAILED)
+		munmap(q, size);
+	ok = stats(dev, fd, &st) == 0 && st.migrations == 5 &&
+	     st.attachments == 0 && st.pins == 0 && st.mappings == 0;
+	result(ok, "stats_%s (migrations %llu)", name, (unsigned long long)st.migrations);
+	munmap(p, size);
+	close(fd);
+}
+
+static void errno_case(const char *name, int got, int want)
+{
+	result(got == want, "errno_%s (got %d, want %d)", name, got, want);
+}
+
+int main(void)
+{
+	static const uint32_t mixed[] = { 1, 4, 1, 8, 2 };
+	static const uint32_t big[] = { 512, 512 };
+	static const uint32_t bad3[] = { 3 };
+	static const uint32_t bad_sum[] = { 1, 2 };
+	struct dmabuf_exp_migrate m;
+	struct dmabuf_exp_stats st;
+	struct dmabuf_exp_create c;
+	int dev, err, fd, sfd;
+	char line[512];
+	FILE *f;
+
+	dev = open("/dev/dmabuf_exporter_rs", O_RDWR | O_CLOEXEC);
+	result(dev >= 0, "open_device");
+	if (dev < 0)
+		goto out;
+
+	layout_case(dev, "single_pages", 64 * PAGE, NULL, 0);
+	layout_case(dev, "mixed", 16 * PAGE, mixed, 5);
+	layout_case(dev, "two_2mib_entries", 1024 * PAGE, big, 2);
+
+	create(dev, 0, 0, NULL, 0, &err);
+	errno_case("size_zero", err, EINVAL);
+	create(dev, 0, PAGE + 1, NULL, 0, &err);
+	errno_case("size_unaligned", err, EINVAL);
+	create(dev, 0, DMABUF_EXP_MAX_SIZE + PAGE, NULL, 0, &err);
+	errno_case("size_huge", err, EINVAL);
+	create(dev, 0, UINT64_MAX & ~(PAGE - 1), NULL, 0, &err);
+	errno_case("size_overflow", err, EINVAL);
+	create(dev, 0x80, PAGE, NULL, 0, &err);
+	errno_case("unknown_flags", err, EINVAL);
+	create(dev, 0, 3 * PAGE, bad3, 1, &err);
+	errno_case("chunk_not_power_of_two", err, EINVAL);
+	create(dev, 0, 4 * PAGE, bad_sum, 2, &err);
+	errno_case("chunks_do_not_add_up", err, EINVAL);
+	create(dev, 0, PAGE, (const uint32_t *)8, 1, &err);
+	errno_case("chunks_bad_pointer", err, EFAULT);
+	create(dev, 0, PAGE, NULL, DMABUF_EXP_MAX_CHUNKS + 1, &err);
+	errno_case("too_many_chunks", err, EINVAL);
+	memset(&c, 0, sizeof(c));
+	c.version = 2;
+	c.size = PAGE;
+	errno_case("bad_version", ioctl(dev, DMABUF_EXP_IOC_CREATE, &c) ? errno : 0, EINVAL);
+	errno_case("bad_struct_pointer",
+		   ioctl(dev, DMABUF_EXP_IOC_CREATE, (void *)8) ? errno : 0, EFAULT);
+	errno_case("unknown_ioctl", ioctl(dev, _IO(DMABUF_EXP_IOC_MAGIC, 99)) ? errno : 0, ENOTTY);
+
+	errno_case("migrate_bad_fd", migrate(dev, 12345, 0), EBADF);
+	errno_case("migrate_not_a_dmabuf", migrate(dev, dev, 0), EINVAL);
+	fd = create(dev, DMABUF_EXP_F_DYNAMIC, PAGE, NULL, 0, &err);
+	errno_case("migrate_delay_too_long", migrate(dev, fd, DMABUF_EXP_MAX_DELAY_MS + 1), EINVAL);
+	memset(&m, 0, sizeof(m));
+	m.version = DMABUF_EXP_VERSION;
+	m.fd = fd;
+	m.reserved = 1;
+	errno_case("migrate_reserved", ioctl(dev, DMABUF_EXP_IOC_MIGRATE, &m) ? errno : 0, EINVAL);
+	sfd = create(dev, 0, PAGE, NULL, 0, &err);
+	errno_case("migrate_static", migrate(dev, sfd, 0), EOPNOTSUPP);
+	errno_case("stats_bad_fd", stats(dev, 12345, &st), EBADF);
+	errno_case("mmap_private_refused",
+		   mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED ? errno : 0,
+		   EINVAL);
+	errno_case("mmap_beyond_size",
+		   mmap(NULL, 2 * PAGE, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED ? errno : 0,
+		   EINVAL);
+	close(fd);
+	close(sfd);
+	close(dev);
+
+	/* Nothing of ours may be left. */
+	f = fopen("/sys/kernel/debug/dma_buf/bufinfo", "r");
+	err = 0;
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (strstr(line, "dmabuf_exporter_rs"))
+				err++;
+		fclose(f);
+	}
+	result(f && err == 0, "no_buffers_left (%d left)", err);
+out:
+	printf("KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: dmabuf_exporter_user\n");
+	printf("    1..%d\n%s%sok 1 dmabuf_exporter_user\n", tests, results,
+	       failures ? "not " : "");
+	return failures ? 1 : 0;
+}
