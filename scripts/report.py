@@ -82,6 +82,8 @@ def parse_block(kunit_py, name, block, verbose):
         if os.path.exists(out):
             with open(out) as f:
                 count_cases(json.load(f), results)
+        # The same suite may run in several blocks (e.g. with either importer).
+        results = [(f"{name}: {case}", status) for case, status in results]
         if not results:
             # A module whose suites were all filtered out prints no tests.
             results.append((f"{name}: no tests in its KTAP output", "SKIP"))

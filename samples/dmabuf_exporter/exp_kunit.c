@@ -3,22 +3,85 @@
  * KUnit suite table of dmabuf_exporter_rs.ko: each case calls a Rust body
  * (tests.rs), which reports failures through umem_kunit_fail().
  */
+#include <kunit/device.h>
 #include <kunit/test.h>
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
+#include <linux/fdtable.h>
 #include <linux/module.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+
+#include "dmabuf_exporter_rs.h"
 
 MODULE_IMPORT_NS(DMA_BUF);
-
-void umem_kunit_fail(struct kunit *test, const char *msg);
-void dmabuf_exp_test_create_layouts(struct kunit *test);
-void dmabuf_exp_test_create_rejects(struct kunit *test);
-void dmabuf_exp_test_migrate_remaps(struct kunit *test);
-void dmabuf_exp_test_migrate_refusals(struct kunit *test);
-void dmabuf_exp_test_fence_orders_copy(struct kunit *test);
-void dmabuf_exp_test_refcounts(struct kunit *test);
 
 void umem_kunit_fail(struct kunit *test, const char *msg)
 {
 	KUNIT_FAIL(test, "%s", msg);
+}
+
+static int importer_notified;
+
+/* The RDMA driver's part: drop the mapping when the exporter moves. */
+static void drv_move_notify(struct dma_buf_attachment *attach)
+{
+	importer_notified++;
+	ib_umem_dmabuf_unmap_pages(attach->importer_priv);
+}
+
+static const struct dma_buf_attach_ops drv_ops = {
+	.allow_peer2peer = true,
+	.move_notify = drv_move_notify,
+};
+
+/*
+ * The exporter with the importer of ib_core, through its exported API, as an
+ * RDMA driver uses it: whichever importer is registered (the Rust module if
+ * loaded, else the built-in C code) must follow two migrations.
+ */
+static void importers_follow_migration(struct kunit *test)
+{
+	struct device *dev = kunit_device_register(test, "dmabuf_exporter_rs_ib");
+	struct ib_umem_dmabuf *umem;
+	struct ib_device *ibdev;
+	dma_addr_t before;
+	int fd, round;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(dev));
+	KUNIT_ASSERT_EQ(test, dma_coerce_mask_and_coherent(dev, DMA_BIT_MASK(64)), 0);
+	ibdev = _ib_alloc_device(sizeof(*ibdev));
+	KUNIT_ASSERT_NOT_NULL(test, ibdev);
+	ibdev->dma_device = dev;
+	importer_notified = 0;
+
+	fd = dmabuf_exp_kunit_create_fd(16 * PAGE_SIZE);
+	KUNIT_ASSERT_GE(test, fd, 0);
+	umem = ib_umem_dmabuf_get(ibdev, PAGE_SIZE + 100, 8 * PAGE_SIZE, fd,
+				  IB_ACCESS_LOCAL_WRITE, &drv_ops);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(umem));
+	kunit_info(test, "importer: %s\n", umem->ops ? "registered module" : "built-in C");
+
+	dma_resv_lock(umem->attach->dmabuf->resv, NULL);
+	KUNIT_EXPECT_EQ(test, ib_umem_dmabuf_map_pages(umem), 0);
+	before = sg_dma_address(umem->umem.sgt_append.sgt.sgl);
+	KUNIT_EXPECT_EQ(test, umem->umem.sgt_append.sgt.nents, 9U);
+	dma_resv_unlock(umem->attach->dmabuf->resv);
+
+	for (round = 1; round <= 2; round++) {
+		KUNIT_EXPECT_EQ(test, dmabuf_exp_kunit_migrate_fd(fd, 20), 0);
+		KUNIT_EXPECT_EQ(test, importer_notified, round);
+		KUNIT_EXPECT_NULL(test, umem->sgt);
+		dma_resv_lock(umem->attach->dmabuf->resv, NULL);
+		KUNIT_EXPECT_EQ(test, ib_umem_dmabuf_map_pages(umem), 0);
+		KUNIT_EXPECT_NE(test, sg_dma_address(umem->umem.sgt_append.sgt.sgl), before);
+		before = sg_dma_address(umem->umem.sgt_append.sgt.sgl);
+		dma_resv_unlock(umem->attach->dmabuf->resv);
+	}
+	ib_umem_release(&umem->umem);
+	close_fd(fd);
+	ib_dealloc_device(ibdev);
 }
 
 #define EXP_CASE(name)						\
@@ -41,6 +104,7 @@ static struct kunit_case dmabuf_exp_cases[] = {
 	KUNIT_CASE(migrate_refusals),
 	KUNIT_CASE(fence_orders_copy),
 	KUNIT_CASE(refcounts),
+	KUNIT_CASE(importers_follow_migration),
 	{}
 };
 

@@ -272,3 +272,22 @@ fn refcounts_back_to_baseline(t: &Test) {
     check_eq!(t, exporter::live_buffers(), base);
 }
 kunit_case!(dmabuf_exp_test_refcounts, refcounts_back_to_baseline);
+
+/// For the C case `importers_follow_migration`: a new dynamic buffer of
+/// `size` bytes, as a file descriptor, or a negative errno.
+#[no_mangle]
+extern "C" fn dmabuf_exp_kunit_create_fd(size: usize) -> i32 {
+    match exporter::create(size, &[], true).and_then(|b| b.new_fd()) {
+        Ok(fd) => fd,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// For the C case: migrates the buffer of `fd`; 0 or a negative errno.
+#[no_mangle]
+extern "C" fn dmabuf_exp_kunit_migrate_fd(fd: i32, delay_ms: u32) -> i32 {
+    match DmaBuf::from_fd(fd).and_then(|b| exporter::migrate(&b, delay_ms)) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}

@@ -42,8 +42,8 @@ static void result(int ok, const char *fmt, ...)
 		 ok ? "" : "not ", tests, name);
 }
 
-static int create(int dev, uint32_t flags, uint64_t size, const uint32_t *chunks,
-		  uint32_t n, int *err)
+static int create(int dev, __u32 flags, __u64 size, const __u32 *chunks,
+		  __u32 n, int *err)
 {
 	struct dmabuf_exp_create c = {
 		.version = DMABUF_EXP_VERSION,
@@ -62,7 +62,7 @@ static int create(int dev, uint32_t flags, uint64_t size, const uint32_t *chunks
 	return c.fd;
 }
 
-static int migrate(int dev, int fd, uint32_t delay)
+static int migrate(int dev, int fd, __u32 delay)
 {
 	struct dmabuf_exp_migrate m = {
 		.version = DMABUF_EXP_VERSION, .fd = fd, .delay_ms = delay,
@@ -95,8 +95,8 @@ static int check_bytes(const unsigned char *p, size_t len, unsigned int seed)
 }
 
 /* Fill, migrate `rounds` times checking every byte, refill, migrate again. */
-static void layout_case(int dev, const char *name, uint64_t size,
-			const uint32_t *chunks, uint32_t n)
+static void layout_case(int dev, const char *name, __u64 size,
+			const __u32 *chunks, __u32 n)
 {
 	struct dmabuf_exp_stats st;
 	struct dma_buf_sync sync;
@@ -154,10 +154,10 @@ static void errno_case(const char *name, int got, int want)
 
 int main(void)
 {
-	static const uint32_t mixed[] = { 1, 4, 1, 8, 2 };
-	static const uint32_t big[] = { 512, 512 };
-	static const uint32_t bad3[] = { 3 };
-	static const uint32_t bad_sum[] = { 1, 2 };
+	static const __u32 mixed[] = { 1, 4, 1, 8, 2 };
+	static const __u32 big[] = { 512, 512 };
+	static const __u32 bad3[] = { 3 };
+	static const __u32 bad_sum[] = { 1, 2 };
 	struct dmabuf_exp_migrate m;
 	struct dmabuf_exp_stats st;
 	struct dmabuf_exp_create c;
@@ -180,7 +180,7 @@ int main(void)
 	errno_case("size_unaligned", err, EINVAL);
 	create(dev, 0, DMABUF_EXP_MAX_SIZE + PAGE, NULL, 0, &err);
 	errno_case("size_huge", err, EINVAL);
-	create(dev, 0, UINT64_MAX & ~(PAGE - 1), NULL, 0, &err);
+	create(dev, 0, ~0ULL & ~(PAGE - 1), NULL, 0, &err);
 	errno_case("size_overflow", err, EINVAL);
 	create(dev, 0x80, PAGE, NULL, 0, &err);
 	errno_case("unknown_flags", err, EINVAL);
@@ -188,7 +188,7 @@ int main(void)
 	errno_case("chunk_not_power_of_two", err, EINVAL);
 	create(dev, 0, 4 * PAGE, bad_sum, 2, &err);
 	errno_case("chunks_do_not_add_up", err, EINVAL);
-	create(dev, 0, PAGE, (const uint32_t *)8, 1, &err);
+	create(dev, 0, PAGE, (const __u32 *)8, 1, &err);
 	errno_case("chunks_bad_pointer", err, EFAULT);
 	create(dev, 0, PAGE, NULL, DMABUF_EXP_MAX_CHUNKS + 1, &err);
 	errno_case("too_many_chunks", err, EINVAL);
