@@ -12,7 +12,9 @@ use crate::abs::device::{Device, IbDevice};
 use crate::abs::dma_buf::{Attachment, DmaBuf, Importer};
 use crate::abs::dma_resv::ResvLocked;
 use crate::abs::shim;
-use crate::abs::umem::{OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemImpl};
+use crate::abs::umem::{
+    OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemImpl, UmemRequest,
+};
 use kernel::bindings;
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
@@ -107,18 +109,14 @@ fn pin_and_map(umem: &UmemDmabuf, keep_locked: bool) -> Result {
 }
 
 /// `ib_umem_dmabuf_get_pinned_and_lock()`.
-#[allow(clippy::too_many_arguments)]
 fn get_pinned_and_lock(
     device: &IbDevice,
     dma_device: Option<&Device>,
-    offset: usize,
-    size: usize,
-    fd: i32,
-    access: i32,
+    req: UmemRequest,
     ops: UmemAttachOps,
     keep_locked: bool,
 ) -> Result<OwnedUmem> {
-    let umem = RustImporter::get(device, dma_device, offset, size, fd, access, Some(ops))?;
+    let umem = RustImporter::get(device, dma_device, req, Some(ops))?;
     match pin_and_map(umem.get(), keep_locked) {
         Ok(()) => Ok(umem),
         Err(e) => {
@@ -132,12 +130,15 @@ impl UmemImpl for RustImporter {
     fn get(
         device: &IbDevice,
         dma_device: Option<&Device>,
-        offset: usize,
-        size: usize,
-        fd: i32,
-        access: i32,
+        req: UmemRequest,
         ops: Option<UmemAttachOps>,
     ) -> Result<OwnedUmem> {
+        let UmemRequest {
+            offset,
+            size,
+            fd,
+            access,
+        } = req;
         let end = offset.checked_add(size).ok_or(EINVAL)?;
         let ops = match ops {
             Some(ops) if ops.has_move_notify() => ops,
@@ -167,25 +168,15 @@ impl UmemImpl for RustImporter {
     fn get_pinned(
         device: &IbDevice,
         dma_device: Option<&Device>,
-        offset: usize,
-        size: usize,
-        fd: i32,
-        access: i32,
+        req: UmemRequest,
     ) -> Result<OwnedUmem> {
         let ops = UmemAttachOps::of::<PinnedOps>();
-        get_pinned_and_lock(device, dma_device, offset, size, fd, access, ops, false)
+        get_pinned_and_lock(device, dma_device, req, ops, false)
     }
 
-    fn get_pinned_revocable_and_lock(
-        device: &IbDevice,
-        offset: usize,
-        size: usize,
-        fd: i32,
-        access: i32,
-    ) -> Result<OwnedUmem> {
+    fn get_pinned_revocable_and_lock(device: &IbDevice, req: UmemRequest) -> Result<OwnedUmem> {
         let ops = UmemAttachOps::of::<RevocableOps>();
-        let dma_device = device.dma_device();
-        get_pinned_and_lock(device, dma_device, offset, size, fd, access, ops, true)
+        get_pinned_and_lock(device, device.dma_device(), req, ops, true)
     }
 
     fn set_revoke_locked(umem: &UmemDmabuf, locked: &ResvLocked<'_>, cb: RevokeCallback) {

@@ -383,40 +383,37 @@ impl Drop for OwnedUmem {
     }
 }
 
+/// The arguments every `ib_umem_dmabuf_get*()` takes: the byte range of the
+/// buffer (`offset`, `size`), its file descriptor and the MR access flags.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UmemRequest {
+    pub(crate) offset: usize,
+    pub(crate) size: usize,
+    pub(crate) fd: i32,
+    pub(crate) access: i32,
+}
+
 /// An implementation of the `ib_umem_dmabuf_*` entry points in safe Rust.
 ///
 /// `revoke_lock`/`revoke_unlock` have no logic beyond taking and releasing
 /// the buffer's reservation lock and are provided by [`umem_importer_ffi!`].
 pub(crate) trait UmemImpl {
     /// `ib_umem_dmabuf_get_with_dma_device()`.
-    #[allow(clippy::too_many_arguments)]
     fn get(
         device: &IbDevice,
         dma_device: Option<&Device>,
-        offset: usize,
-        size: usize,
-        fd: i32,
-        access: i32,
+        req: UmemRequest,
         ops: Option<UmemAttachOps>,
     ) -> Result<OwnedUmem>;
     /// `ib_umem_dmabuf_get_pinned_with_dma_device()`.
     fn get_pinned(
         device: &IbDevice,
         dma_device: Option<&Device>,
-        offset: usize,
-        size: usize,
-        fd: i32,
-        access: i32,
+        req: UmemRequest,
     ) -> Result<OwnedUmem>;
     /// `ib_umem_dmabuf_get_pinned_revocable_and_lock()`: on success, returns
     /// with the reservation lock held (see [`ResvGuard::leak`]).
-    fn get_pinned_revocable_and_lock(
-        device: &IbDevice,
-        offset: usize,
-        size: usize,
-        fd: i32,
-        access: i32,
-    ) -> Result<OwnedUmem>;
+    fn get_pinned_revocable_and_lock(device: &IbDevice, req: UmemRequest) -> Result<OwnedUmem>;
     /// `ib_umem_dmabuf_set_revoke_locked()`.
     fn set_revoke_locked(umem: &UmemDmabuf, locked: &ResvLocked<'_>, cb: RevokeCallback);
     /// `ib_umem_dmabuf_map_pages()`.
@@ -485,7 +482,7 @@ macro_rules! umem_importer_ffi {
             use $crate::abs::dma_buf::AttachOps;
             use $crate::abs::umem::{
                 count, umem_result, Entry, OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf,
-                UmemImpl,
+                UmemImpl, UmemRequest,
             };
 
             #[no_mangle]
@@ -509,7 +506,8 @@ macro_rules! umem_importer_ffi {
                     )
                 };
                 let ops = ops.map(UmemAttachOps::foreign);
-                umem_result(<$t>::get(device, dma_device, offset, size, fd, access, ops))
+                let req = UmemRequest { offset, size, fd, access };
+                umem_result(<$t>::get(device, dma_device, req, ops))
             }
 
             #[no_mangle]
@@ -527,7 +525,9 @@ macro_rules! umem_importer_ffi {
                     // DMA device.
                     unsafe { (IbDevice::from_raw(device), Device::from_raw(dma_device)) };
                 umem_result(<$t>::get_pinned(
-                    device, dma_device, offset, size, fd, access,
+                    device,
+                    dma_device,
+                    UmemRequest { offset, size, fd, access },
                 ))
             }
 
@@ -543,7 +543,8 @@ macro_rules! umem_importer_ffi {
                 // SAFETY: ib_core passes a live ib_device.
                 let device = unsafe { IbDevice::from_raw(device) };
                 umem_result(<$t>::get_pinned_revocable_and_lock(
-                    device, offset, size, fd, access,
+                    device,
+                    UmemRequest { offset, size, fd, access },
                 ))
             }
 
