@@ -94,7 +94,7 @@ main() {
 	say "configuring (tinyconfig + kvm_guest.config + kernel/umem.config)"
 	configure
 	rm -f "$KOUT/.umem-key"
-	say "building kernel $(kernel_pkg_version) (first build about 16 minutes on 2 cores; full log: $LOGDIR/kernel-build.log)"
+	say "building kernel $(kernel_pkg_version) (a first build takes about 11 minutes on 2 cores; full log: $LOGDIR/kernel-build.log)"
 	run_with_progress "kernel build" "$LOGDIR/kernel-build.log" "$KOUT" \
 		make -C "$KSRC" O="$KOUT" LLVM=1 -j"$(nproc)"
 	find "$KOUT" -name '*.o' | wc -l >"$UMEM_CACHE/objcount"
