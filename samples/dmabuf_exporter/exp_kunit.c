@@ -17,6 +17,11 @@
 
 MODULE_IMPORT_NS(DMA_BUF);
 
+static char *expect_importer = "any";
+module_param(expect_importer, charp, 0444);
+MODULE_PARM_DESC(expect_importer,
+		 "Test: which importer ib_core must use: any, c (built-in) or module (registered)");
+
 void umem_kunit_fail(struct kunit *test, const char *msg)
 {
 	KUNIT_FAIL(test, "%s", msg);
@@ -62,6 +67,10 @@ static void importers_follow_migration(struct kunit *test)
 				  IB_ACCESS_LOCAL_WRITE, &drv_ops);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(umem));
 	kunit_info(test, "importer: %s\n", umem->ops ? "registered module" : "built-in C");
+	if (!strcmp(expect_importer, "c"))
+		KUNIT_EXPECT_NULL(test, umem->ops);
+	else if (!strcmp(expect_importer, "module"))
+		KUNIT_EXPECT_NOT_NULL(test, umem->ops);
 
 	dma_resv_lock(umem->attach->dmabuf->resv, NULL);
 	KUNIT_EXPECT_EQ(test, ib_umem_dmabuf_map_pages(umem), 0);

@@ -5,11 +5,13 @@
 
 step insmod_umem_dmabuf_rs ktap_insmod importer umem_dmabuf_rs.ko $UMEM_MODARGS
 # The exporter's suites, with the Rust importer registered...
-step insmod_exporter_rust_importer ktap_insmod exporter+rust-importer dmabuf_exporter_rs.ko
+step insmod_exporter_rust_importer ktap_insmod exporter+rust-importer dmabuf_exporter_rs.ko \
+	expect_importer=module
 step rmmod_exporter_rust_importer rmmod dmabuf_exporter_rs
 step rmmod_umem_dmabuf_rs rmmod umem_dmabuf_rs
-# ...and with the built-in C importer.
-step insmod_exporter_c_importer ktap_insmod exporter+c-importer dmabuf_exporter_rs.ko
+# ...and, the Rust module gone, with the built-in C importer again.
+step insmod_exporter_c_importer ktap_insmod exporter+c-importer dmabuf_exporter_rs.ko \
+	expect_importer=c
 step exporter_userspace_test ktap_run exporter_user /umem/bin/exp_test
 step rmmod_exporter_c_importer rmmod dmabuf_exporter_rs
 steps_report guest_steps
