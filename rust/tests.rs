@@ -135,9 +135,9 @@ fn window_spanning(t: &Test) {
     check_eq!(t, w.first_offset(), PAGE);
     check_eq!(t, w.last_trim(), PAGE);
     let v = entries(&tbl);
-    check_eq!(t, v[0], (0x20_0000 + PAGE, 4096));
-    check_eq!(t, v[1], (0x20_0000 + 18 * PAGE, 8192));
-    check_eq!(t, v[3], (0x20_0000 + 54 * PAGE, 4096));
+    check_eq!(t, v.first(), Some(&(0x20_0000 + PAGE, 4096)));
+    check_eq!(t, v.get(1), Some(&(0x20_0000 + 18 * PAGE, 8192)));
+    check_eq!(t, v.get(3), Some(&(0x20_0000 + 54 * PAGE, 4096)));
     check!(t, w.restore(&tbl).is_ok());
 }
 kunit_case!(umem_rs_test_window_spanning, window_spanning);
@@ -152,15 +152,15 @@ fn window_boundaries(t: &Test) {
     check_eq!(t, w.first_offset(), 0);
     check_eq!(t, w.last_trim(), 0);
     let v = entries(&tbl);
-    check_eq!(t, v[1], (0x40_0000 + PAGE, 8192));
-    check_eq!(t, v[2], (0x40_0000 + 3 * PAGE, 4096));
+    check_eq!(t, v.get(1), Some(&(0x40_0000 + PAGE, 8192)));
+    check_eq!(t, v.get(2), Some(&(0x40_0000 + 3 * PAGE, 4096)));
     check!(t, w.restore(&tbl).is_ok());
     // Last page of the buffer.
     let w = tbl.trim(7 * PAGE, 8 * PAGE);
     check_eq!(t, w.nents(), 1);
     check_eq!(t, w.first_offset(), 3 * PAGE);
     check_eq!(t, w.last_trim(), 0);
-    check_eq!(t, entries(&tbl)[3], (0x40_0000 + 7 * PAGE, 4096));
+    check_eq!(t, entries(&tbl).get(3), Some(&(0x40_0000 + 7 * PAGE, 4096)));
     check!(t, w.restore(&tbl).is_ok());
 }
 kunit_case!(umem_rs_test_window_boundaries, window_boundaries);

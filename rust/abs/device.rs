@@ -31,6 +31,26 @@ impl Device {
         self.0.get()
     }
 
+    /// The longest DMA segment the device supports (`dma_get_max_seg_size`):
+    /// its DMA parameters' limit, 64 KiB if it has none.
+    pub(crate) fn max_segment_size(&self) -> u32 {
+        // SAFETY: the device is live; `dma_parms` is null or points to parameters
+        // that live as long as the device.
+        let limit = unsafe {
+            let parms = (*self.as_raw()).dma_parms;
+            if parms.is_null() {
+                0
+            } else {
+                (*parms).max_segment_size
+            }
+        };
+        if limit == 0 {
+            64 * 1024
+        } else {
+            limit
+        }
+    }
+
     /// Sets the streaming and coherent DMA masks to `bits` bits, making the
     /// device DMA-capable if it was not (`dma_coerce_mask_and_coherent`).
     pub(crate) fn coerce_dma_mask(&self, bits: u32) -> Result {

@@ -19,6 +19,7 @@ use kernel::types::Opaque;
 use super::device::Device;
 use super::dma_buf::DmaDirection;
 use super::page::ChunkSet;
+use kernel::page::PAGE_SIZE;
 
 /// One entry of a mapped table, seen through its DMA fields only.
 ///
@@ -328,14 +329,15 @@ impl Drop for OwnedSgTable {
     }
 }
 
-/// A table of a [`ChunkSet`]'s pages, one entry per chunk, built by an
-/// exporter and DMA-mapped for one device.
+/// A table of a [`ChunkSet`]'s pages, built by an exporter and DMA-mapped for
+/// one device: one entry per chunk, or per piece of a chunk longer than the
+/// device's maximum segment size.
 ///
 /// # Invariants
 ///
 /// `sgt` is first, so the table's address is this value's. If `allocated`,
-/// it was allocated with one entry per chunk of `pages`; if `mapped`, each
-/// entry was set to its chunk and the table mapped with
+/// it was allocated with one entry per segment of `pages`; if `mapped`, each
+/// entry was set to its segment and the table mapped with
 /// `dma_map_sgtable(dev, dir)`. Drop undoes what was done. `pages` keeps the
 /// memory alive while the table exists.
 #[repr(C)]
@@ -355,7 +357,13 @@ unsafe impl Send for PageTable {}
 impl PageTable {
     /// Builds the table of `pages` and maps it for `dev`.
     pub(crate) fn new(pages: Arc<ChunkSet>, dev: &Device, dir: DmaDirection) -> Result<KBox<Self>> {
-        let n = u32::try_from(pages.chunks().len()).map_err(|_| EINVAL)?;
+        // Whole pages, at most the device's segment size (at least one page).
+        let seg = core::cmp::max(
+            dev.max_segment_size() as usize & !(PAGE_SIZE - 1),
+            PAGE_SIZE,
+        );
+        let n: usize = pages.chunks().iter().map(|c| c.len().div_ceil(seg)).sum();
+        let n = u32::try_from(n).map_err(|_| EINVAL)?;
         let mut table = KBox::new(
             Self {
                 sgt: Opaque::uninit(),
@@ -377,14 +385,18 @@ impl PageTable {
         // SAFETY: the table was just allocated with `n` entries.
         let mut sg = unsafe { (*sgt).sgl };
         for chunk in table.pages.chunks() {
-            let page = chunk.page_raw(0).ok_or(EINVAL)?;
-            // CAST: a chunk is at most 2 MiB.
-            let len = chunk.len() as u32;
-            // SAFETY: `sg` is one of the `n` entries (one per chunk); the page is
-            // the first of a chunk that `pages` keeps alive.
-            unsafe {
-                bindings::sg_set_page(sg, page, len, 0);
-                sg = bindings::sg_next(sg);
+            let mut off = 0;
+            while off < chunk.len() {
+                let len = core::cmp::min(seg, chunk.len() - off);
+                let page = chunk.page_raw(off / PAGE_SIZE).ok_or(EINVAL)?;
+                // SAFETY: `sg` is one of the `n` entries (one per segment, counted
+                // above); the pages are in a chunk that `pages` keeps alive.
+                unsafe {
+                    // CAST: `len` is at most a chunk, 2 MiB.
+                    bindings::sg_set_page(sg, page, len as u32, 0);
+                    sg = bindings::sg_next(sg);
+                }
+                off += len;
             }
         }
         // SAFETY: the table describes live pages; the device is live; the mapping

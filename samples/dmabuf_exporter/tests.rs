@@ -2,6 +2,7 @@
 
 //! KUnit bodies of suite `dmabuf_exporter_rs` (table in `exp_kunit.c`).
 
+use crate::abs::device::Device;
 use crate::abs::dma_buf::{
     flush_delayed_releases, Attachment, DmaBuf, Importer, Mapping, OwnedImport,
 };
@@ -93,12 +94,23 @@ fn setup(t: &Test, size: usize, chunks: &[u32], dynamic: bool) -> Option<ARef<Dm
     }
 }
 
-fn import(t: &Test, dmabuf: &ARef<DmaBuf>) -> Option<OwnedImport<ProbeImporter>> {
-    let dev = t.device(kernel::c_str!("dmabuf_exporter_rs_test")).ok()?;
-    if dev.coerce_dma_mask(64).is_err() {
-        t.fail(format_args!("cannot set the DMA mask"));
+/// The importing device of a case (one per case: KUnit names a driver after it).
+fn device(t: &Test) -> Option<&Device> {
+    let dev = match t.device(kernel::c_str!("dmabuf_exporter_rs_test")) {
+        Ok(dev) => dev,
+        Err(e) => {
+            t.fail(format_args!("kunit_device_register failed: {e:?}"));
+            return None;
+        }
+    };
+    if let Err(e) = dev.coerce_dma_mask(64) {
+        t.fail(format_args!("cannot set the DMA mask: {e:?}"));
         return None;
     }
+    Some(dev)
+}
+
+fn import(t: &Test, dev: &Device, dmabuf: &ARef<DmaBuf>) -> Option<OwnedImport<ProbeImporter>> {
     match OwnedImport::new(dmabuf.clone(), dev, probe()) {
         Ok(i) => Some(i),
         Err(e) => {
@@ -110,31 +122,47 @@ fn import(t: &Test, dmabuf: &ARef<DmaBuf>) -> Option<OwnedImport<ProbeImporter>>
 
 fn create_layouts(t: &Test) {
     let mixed = [1u32, 4, 1, 8, 2];
+    // The KUnit device has no DMA parameters: 64 KiB segments at most, so a
+    // 2 MiB chunk is mapped as 32 entries.
     let cases: [(usize, &[u32], usize); 3] = [
-        (8 * P, &[], 8),            // one page per entry
-        (1024 * P, &[512, 512], 2), // two 2 MiB entries
-        (16 * P, &mixed, 5),        // mixed
+        (8 * P, &[], 8),             // one page per entry
+        (1024 * P, &[512, 512], 64), // two 2 MiB chunks
+        (16 * P, &mixed, 5),         // mixed
     ];
+    let Some(dev) = device(t) else { return };
+    let mut checked = 0;
     for dynamic in [false, true] {
         for (size, chunks, nents) in cases {
             let Some(buf) = setup(t, size, chunks, dynamic) else {
                 return;
             };
-            let Some(imp) = import(t, &buf) else { return };
+            let Some(imp) = import(t, dev, &buf) else {
+                return;
+            };
             let Ok(entries) = map(&buf, &imp) else {
                 return t.fail(format_args!("map failed"));
             };
             check_eq!(t, entries.len(), nents);
             let total: usize = entries.iter().map(|&(_, len)| len as usize).sum();
             check_eq!(t, total, size);
-            for (i, &(addr, len)) in entries.iter().enumerate() {
+            // Each chunk is mapped as pieces of at most the device's segment size.
+            let seg = dev.max_segment_size() as usize;
+            let pages: &[u32] = if chunks.is_empty() { &[1; 8] } else { chunks };
+            let mut want = KVec::new();
+            for &n in pages {
+                let mut left = n as usize * P;
+                while left > 0 {
+                    let piece = core::cmp::min(left, seg);
+                    if want.push(piece, GFP_KERNEL).is_err() {
+                        return;
+                    }
+                    left -= piece;
+                }
+            }
+            check_eq!(t, entries.len(), want.len());
+            for (&(addr, len), &w) in entries.iter().zip(want.iter()) {
                 check!(t, addr % P as u64 == 0);
-                let want = if chunks.is_empty() {
-                    P
-                } else {
-                    chunks[i] as usize * P
-                };
-                check_eq!(t, len as usize, want);
+                check_eq!(t, len as usize, w);
             }
             unmap(&buf, &imp);
             drop(imp);
@@ -143,8 +171,11 @@ fn create_layouts(t: &Test) {
                 exporter::stats(&buf).map(|s| (s.attachments, s.mappings)),
                 Ok((0, 0))
             );
+            checked += 1;
         }
     }
+    // Every layout was really mapped (no early exit).
+    check_eq!(t, checked, 6);
 }
 kunit_case!(dmabuf_exp_test_create_layouts, create_layouts);
 
@@ -165,11 +196,14 @@ fn create_rejects(t: &Test) {
 kunit_case!(dmabuf_exp_test_create_rejects, create_rejects);
 
 fn migrate_remaps(t: &Test) {
+    let Some(dev) = device(t) else { return };
     let size = 16 * P;
     let Some(buf) = setup(t, size, &[1, 4, 1, 8, 2], true) else {
         return;
     };
-    let Some(imp) = import(t, &buf) else { return };
+    let Some(imp) = import(t, dev, &buf) else {
+        return;
+    };
     let Ok(data) = pattern(size, 7) else { return };
     check!(t, exporter::write(&buf, 0, &data).is_ok());
     let Ok(before) = map(&buf, &imp) else {
@@ -183,7 +217,7 @@ fn migrate_remaps(t: &Test) {
             return t.fail(format_args!("re-map failed"));
         };
         check_eq!(t, after.len(), before.len());
-        check!(t, after[0].0 != before[0].0);
+        check!(t, after.first().map(|e| e.0) != before.first().map(|e| e.0));
         let Ok(mut back) = KVec::from_elem(0u8, size, GFP_KERNEL) else {
             return;
         };
@@ -197,10 +231,13 @@ fn migrate_remaps(t: &Test) {
 kunit_case!(dmabuf_exp_test_migrate_remaps, migrate_remaps);
 
 fn migrate_refusals(t: &Test) {
+    let Some(dev) = device(t) else { return };
     let Some(buf) = setup(t, 4 * P, &[], true) else {
         return;
     };
-    let Some(imp) = import(t, &buf) else { return };
+    let Some(imp) = import(t, dev, &buf) else {
+        return;
+    };
     {
         let guard = buf.resv().lock();
         check!(t, imp.attachment().pin(&guard).is_ok());
@@ -243,11 +280,14 @@ fn refcounts_back_to_baseline(t: &Test) {
     // Buffers of earlier cases may still wait for their delayed release.
     flush_delayed_releases();
     let base = exporter::live_buffers();
+    let Some(dev) = device(t) else { return };
     {
         let Some(buf) = setup(t, 8 * P, &[2, 2, 4], true) else {
             return;
         };
-        let Some(imp) = import(t, &buf) else { return };
+        let Some(imp) = import(t, dev, &buf) else {
+            return;
+        };
         let _ = map(&buf, &imp);
         check!(t, exporter::migrate(&buf, 0).is_ok());
         let _ = map(&buf, &imp);

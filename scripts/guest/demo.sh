@@ -31,3 +31,14 @@ step "rmmod umem_dmabuf_rs: unregisters; ib_core falls back to its C code"
 rmmod umem_dmabuf_rs
 ! grep -q '^umem_dmabuf_rs ' /proc/modules
 echo "  unloaded"
+
+step "insmod dmabuf_exporter_rs.ko: a dma-buf exporter whose buffers migrate, like GPU memory"
+insmod /umem/modules/dmabuf_exporter_rs.ko
+ls -l /dev/dmabuf_exporter_rs | sed 's/^/  /'
+exp_demo
+
+step "nothing left behind: dma-buf buffers alive (debugfs bufinfo)"
+grep -c dmabuf_exporter_rs /sys/kernel/debug/dma_buf/bufinfo | sed 's/^/  buffers of the exporter: /'
+! grep -q dmabuf_exporter_rs /sys/kernel/debug/dma_buf/bufinfo
+rmmod dmabuf_exporter_rs
+echo "  exporter unloaded"
