@@ -21,7 +21,9 @@ no-unsafe)
 	[ -z "$bad" ] || { echo "unsafe outside rust/abs/:"; echo "$bad"; exit 1; } >&2
 	;;
 checkpatch)
-	mapfile -t files < <(git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]')
+	# Tracked and untracked (not ignored) files, so new files are checked too.
+	mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.c' '*.h' 2>/dev/null ||
+		find . -name '*.[ch]')
 	[ ${#files[@]} -eq 0 ] && exit 0
 	"$KSRC/scripts/checkpatch.pl" --strict -q --no-tree \
 		-f "${files[@]}"

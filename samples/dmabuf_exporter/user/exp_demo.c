@@ -49,13 +49,13 @@ int main(void)
 	p = mmap(NULL, c.size, PROT_READ | PROT_WRITE, MAP_SHARED, c.fd, 0);
 	if (p == MAP_FAILED)
 		return fail("mmap");
-	strcpy(p + 5 * PAGE + 100, msg);
+	memcpy(p + 5 * PAGE + 100, msg, sizeof(msg));
 	printf("  wrote \"%s\" at offset %lu through mmap\n", msg, 5 * PAGE + 100);
 	m.fd = c.fd;
 	for (i = 1; i <= 3; i++) {
 		if (ioctl(dev, DMABUF_EXP_IOC_MIGRATE, &m))
 			return fail("MIGRATE");
-		printf("  migration %d: new pages, copy fence signalled after %u ms; read back: \"%s\"\n",
+		printf("  migration %d: new pages, copy fence after %u ms; read back: \"%s\"\n",
 		       i, m.delay_ms, p + 5 * PAGE + 100);
 		if (strcmp(p + 5 * PAGE + 100, msg)) {
 			printf("  FAILED: the bytes did not survive the migration\n");
