@@ -12,12 +12,15 @@ if [ "${1:-}" = clean ]; then
 	make -s -C "$KOUT" LLVM=1 M="$ROOT" clean
 	exit 0
 fi
-# Guest userspace test programs: static, so the initramfs needs no libraries.
+# Guest userspace test programs.
 mkdir -p "$ROOT/build/guest-bin"
 for src in "$ROOT"/samples/*/user/*.c; do
 	[ -e "$src" ] || continue
 	out=$ROOT/build/guest-bin/$(basename "$src" .c)
-	gcc -O2 -Wall -Wextra -Werror -static -I"$ROOT/include/uapi" -o "$out" "$src" ||
+	# Static, except RDMA programs: libibverbs loads its providers itself.
+	link=(-static)
+	grep -q 'infiniband/verbs.h' "$src" && link=(-libverbs)
+	gcc -O2 -Wall -Wextra -Werror -I"$ROOT/include/uapi" -o "$out" "$src" "${link[@]}" ||
 		die "building $(basename "$src") failed"
 done
 

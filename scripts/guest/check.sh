@@ -3,15 +3,20 @@
 # load) and unload it; the load/unload steps are a KTAP suite of their own.
 . /umem/lib.sh
 
+GIDX=$(rxe_setup)
+step rxe_device_with_ipv4_gid test -n "$GIDX"
+
 step insmod_umem_dmabuf_rs ktap_insmod importer umem_dmabuf_rs.ko $UMEM_MODARGS
 # The exporter's suites, with the Rust importer registered...
 step insmod_exporter_rust_importer ktap_insmod exporter+rust-importer dmabuf_exporter_rs.ko \
 	expect_importer=module
+step rxe_e2e_rust_importer ktap_run rxe_e2e+rust-importer rxe_dmabuf_test rxe0 "$GIDX" rust
 step rmmod_exporter_rust_importer rmmod dmabuf_exporter_rs
 step rmmod_umem_dmabuf_rs rmmod umem_dmabuf_rs
 # ...and, the Rust module gone, with the built-in C importer again.
 step insmod_exporter_c_importer ktap_insmod exporter+c-importer dmabuf_exporter_rs.ko \
 	expect_importer=c
 step exporter_userspace_test ktap_run exporter_user /umem/bin/exp_test
+step rxe_e2e_c_importer ktap_run rxe_e2e+c-importer rxe_dmabuf_test rxe0 "$GIDX"
 step rmmod_exporter_c_importer rmmod dmabuf_exporter_rs
 steps_report guest_steps

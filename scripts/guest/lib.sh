@@ -75,3 +75,22 @@ ktap_run() {
 	echo "@@UMEM-KTAP-END@@"
 	return $rc
 }
+
+# rxe_setup: a soft-RoCE device rxe0 on eth0 with an IPv4 address; prints
+# the index of its IPv4 (RoCE v2) GID.
+rxe_setup() {
+	local i g
+	ip link set eth0 up >&2
+	ip addr add 192.0.2.1/24 dev eth0 >&2
+	rdma link add rxe0 type rxe netdev eth0 >&2 || return 1
+	for i in $(seq 100); do
+		for g in /sys/class/infiniband/rxe0/ports/1/gids/*; do
+			if grep -q 'ffff:c000:0201' "$g" 2>/dev/null; then
+				basename "$g"
+				return 0
+			fi
+		done
+		sleep 0.1
+	done
+	return 1
+}

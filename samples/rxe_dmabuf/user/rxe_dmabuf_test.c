@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * End-to-end test of dma-buf MRs on soft-RoCE, run in the guest; prints KTAP.
+ *
+ * Two RC QPs of one rxe device, connected to each other. dma-buf MRs are
+ * registered with the uverbs ioctl UVERBS_METHOD_REG_DMABUF_MR (what
+ * ibv_reg_dmabuf_mr() sends; rdma-core's rxe provider does not implement
+ * it), on buffers of dmabuf_exporter_rs (movable) and of udmabuf (memfd).
+ * Every byte is checked through the exporter's CPU mapping.
+ *
+ * Usage: rxe_dmabuf_test DEVICE GID_INDEX [rust]
+ *   rust: the Rust importer is loaded; also check that rmmod is refused
+ *   while one of its MRs lives.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include <linux/udmabuf.h>
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+
+#include "dmabuf_exporter_rs.h"
+
+#define PAGE 4096UL
+
+static int tests, failures;
+static char results[16384];
+
+static void result(int ok, const char *fmt, ...)
+{
+	size_t used = strlen(results);
+	char name[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	tests++;
+	if (!ok)
+		failures++;
+	snprintf(results + used, sizeof(results) - used, "    %sok %d %s\n",
+		 ok ? "" : "not ", tests, name);
+}
+
+struct dmr {
+	__u32 handle, lkey, rkey;
+};
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static struct ibv_qp *qa, *qb;
+static int expdev;
+
+/* UVERBS_METHOD_REG_DMABUF_MR with all nine attributes; 0 or an errno. */
+static int reg_dmabuf_mr(__u64 offset, __u64 length, __u64 iova, int fd,
+			 __u32 access, struct dmr *mr)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attrs[9];
+	} req;
+	struct ib_uverbs_attr *a = req.attrs;
+
+	memset(&req, 0, sizeof(req));
+	req.hdr.length = sizeof(req);
+	req.hdr.object_id = UVERBS_OBJECT_MR;
+	req.hdr.method_id = UVERBS_METHOD_REG_DMABUF_MR;
+	req.hdr.num_attrs = 9;
+	/* ib_core checks it against the device's driver. */
+	req.hdr.driver_id = RDMA_DRIVER_RXE;
+	a[0].attr_id = UVERBS_ATTR_REG_DMABUF_MR_HANDLE;	/* idr, new */
+	a[1].attr_id = UVERBS_ATTR_REG_DMABUF_MR_PD_HANDLE;
+	a[1].data = pd->handle;
+	a[2].attr_id = UVERBS_ATTR_REG_DMABUF_MR_OFFSET;
+	a[2].len = sizeof(__u64);
+	a[2].data = offset;
+	a[3].attr_id = UVERBS_ATTR_REG_DMABUF_MR_LENGTH;
+	a[3].len = sizeof(__u64);
+	a[3].data = length;
+	a[4].attr_id = UVERBS_ATTR_REG_DMABUF_MR_IOVA;
+	a[4].len = sizeof(__u64);
+	a[4].data = iova;
+	a[5].attr_id = UVERBS_ATTR_REG_DMABUF_MR_FD;	/* PTR_IN u32 */
+	a[5].len = sizeof(__u32);
+	a[5].data = (__u32)fd;
+	a[6].attr_id = UVERBS_ATTR_REG_DMABUF_MR_ACCESS_FLAGS;
+	a[6].len = sizeof(__u32);
+	a[6].data = access;
+	a[7].attr_id = UVERBS_ATTR_REG_DMABUF_MR_RESP_LKEY;
+	a[7].len = sizeof(mr->lkey);
+	a[7].data = (uintptr_t)&mr->lkey;
+	a[8].attr_id = UVERBS_ATTR_REG_DMABUF_MR_RESP_RKEY;
+	a[8].len = sizeof(mr->rkey);
+	a[8].data = (uintptr_t)&mr->rkey;
+	if (ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &req))
+		return errno;
+	mr->handle = a[0].data;
+	return 0;
+}
+
+static int dereg_mr(struct dmr *mr)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attrs[1];
+	} req;
+
+	memset(&req, 0, sizeof(req));
+	req.hdr.length = sizeof(req);
+	req.hdr.object_id = UVERBS_OBJECT_MR;
+	req.hdr.method_id = UVERBS_METHOD_MR_DESTROY;
+	req.hdr.num_attrs = 1;
+	req.hdr.driver_id = RDMA_DRIVER_RXE;
+	req.attrs[0].attr_id = UVERBS_ATTR_DESTROY_MR_HANDLE;
+	req.attrs[0].data = mr->handle;
+	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &req) ? errno : 0;
+}
+
+static int exp_create(__u64 size, int *err)
+{
+	struct dmabuf_exp_create c = {
+		.version = DMABUF_EXP_VERSION, .flags = DMABUF_EXP_F_DYNAMIC,
+		.size = size,
+	};
+
+	*err = ioctl(expdev, DMABUF_EXP_IOC_CREATE, &c) ? errno : 0;
+	return *err ? -1 : c.fd;
+}
+
+static int exp_migrate(int fd, __u32 delay)
+{
+	struct dmabuf_exp_migrate m = {
+		.version = DMABUF_EXP_VERSION, .fd = fd, .delay_ms = delay,
+	};
+
+	return ioctl(expdev, DMABUF_EXP_IOC_MIGRATE, &m) ? errno : 0;
+}
+
+static struct dmabuf_exp_stats exp_stats(int fd)
+{
+	struct dmabuf_exp_stats s = { .version = DMABUF_EXP_VERSION, .fd = fd };
+
+	ioctl(expdev, DMABUF_EXP_IOC_STATS, &s);
+	return s;
+}
+
+/* A udmabuf over a memfd of @size bytes; *map is its CPU mapping. */
+static int udmabuf_create(size_t size, unsigned char **map)
+{
+	struct udmabuf_create c = { 0 };
+	int dev, memfd, fd;
+
+	memfd = memfd_create("rxe_dmabuf_test", MFD_ALLOW_SEALING);
+	if (memfd < 0 || ftruncate(memfd, size) ||
+	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
+		return -1;
+	dev = open("/dev/udmabuf", O_RDWR);
+	if (dev < 0)
+		return -1;
+	c.memfd = memfd;
+	c.size = size;
+	c.flags = UDMABUF_FLAGS_CLOEXEC;
+	fd = ioctl(dev, UDMABUF_CREATE, &c);
+	close(dev);
+	*map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	close(memfd);
+	return *map == MAP_FAILED ? -1 : fd;
+}
+
+static int connect_qp(struct ibv_qp *qp, __u32 dest, union ibv_gid *gid, int gidx)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_REMOTE_READ;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest;
+	a.rq_psn = 1;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = *gid;
+	a.ah_attr.grh.sgid_index = gidx;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 1;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Waits (up to 120 s) for @n completions; returns how many succeeded. */
+static int poll(int n)
+{
+	double end = now() + 120;
+	struct ibv_wc wc;
+	int ok = 0, got;
+
+	while (n > 0 && now() < end) {
+		got = ibv_poll_cq(cq, 1, &wc);
+		if (got < 0)
+			return -1;
+		if (!got)
+			continue;
+		n--;
+		if (wc.status == IBV_WC_SUCCESS)
+			ok++;
+		else
+			fprintf(stderr, "completion: %s\n", ibv_wc_status_str(wc.status));
+	}
+	return ok;
+}
+
+static int rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, __u64 laddr, __u32 lkey,
+		__u32 len, __u64 raddr, __u32 rkey)
+{
+	struct ibv_sge sge = { .addr = laddr, .length = len, .lkey = lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	if (ibv_post_send(qp, &wr, &bad))
+		return 0;
+	return poll(1) == 1;
+}
+
+static void fill(unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (unsigned char)(i * 7 + seed * 13 + (i >> 10));
+}
+
+static int same(const unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != (unsigned char)(i * 7 + seed * 13 + (i >> 10)))
+			return 0;
+	return 1;
+}
+
+/* WRITE into and READ back from an exporter dma-buf MR of @size bytes. */
+static void write_read_case(const char *name, size_t size, size_t offset, unsigned char *host,
+			    struct ibv_mr *hmr)
+{
+	int err, fd = exp_create(size + 2 * PAGE, &err);
+	__u64 iova = 0x7f0000000000ULL + (offset & (PAGE - 1));
+	unsigned char *map;
+	struct dmr mr;
+	double t;
+	int ok;
+
+	if (fd < 0) {
+		result(0, "%s: create (%d)", name, err);
+		return;
+	}
+	map = mmap(NULL, size + 2 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	err = reg_dmabuf_mr(offset, size, iova, fd, IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, &mr);
+	result(!err && map != MAP_FAILED, "%s: reg_dmabuf_mr (errno %d)", name, err);
+	if (err || map == MAP_FAILED)
+		goto out;
+	fill(host, size, 3);
+	t = now();
+	ok = rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, size, iova, mr.rkey);
+	result(ok && same(map + offset, size, 3), "%s: rdma_write_into_dmabuf_mr (%.1f s)", name,
+	       now() - t);
+	memset(host, 0, size);
+	fill(map + offset, size, 4);
+	ok = rdma(qa, IBV_WR_RDMA_READ, (uintptr_t)host, hmr->lkey, size, iova, mr.rkey);
+	result(ok && same(host, size, 4), "%s: rdma_read_from_dmabuf_mr", name);
+	result(dereg_mr(&mr) == 0, "%s: dereg", name);
+out:
+	if (map != MAP_FAILED)
+		munmap(map, size + 2 * PAGE);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_qp_init_attr qia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	const size_t big = 32UL << 20;
+	struct ibv_device **list;
+	unsigned char *host, *umap, *map;
+	struct dmabuf_exp_stats st;
+	struct dmr mr, mr2;
+	struct ibv_mr *hmr;
+	union ibv_gid gid;
+	int gidx, i, n, fd, ufd, err, ok;
+
+	if (argc < 3)
+		return 2;
+	gidx = atoi(argv[2]);
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
+			ctx = ibv_open_device(list[i]);
+	result(!!ctx, "open_%s", argv[1]);
+	if (!ctx)
+		goto out;
+	expdev = open("/dev/dmabuf_exporter_rs", O_RDWR | O_CLOEXEC);
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	qia.send_cq = cq;
+	qia.recv_cq = cq;
+	qa = pd && cq ? ibv_create_qp(pd, &qia) : NULL;
+	qb = pd && cq ? ibv_create_qp(pd, &qia) : NULL;
+	ok = qa && qb && !ibv_query_gid(ctx, 1, gidx, &gid) &&
+	     !connect_qp(qa, qb->qp_num, &gid, gidx) &&
+	     !connect_qp(qb, qa->qp_num, &gid, gidx);
+	result(ok && expdev >= 0, "rc_qps_connected (gid index %d)", gidx);
+	if (!ok || expdev < 0)
+		goto out;
+	host = aligned_alloc(PAGE, big + PAGE);
+	hmr = ibv_reg_mr(pd, host, big + PAGE, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	result(!!hmr, "host_mr");
+	if (!hmr)
+		goto out;
+
+	write_read_case("one_page", PAGE, 0, host, hmr);
+	write_read_case("64k_sub_page_offset", 64 * 1024, PAGE + 100, host, hmr);
+	write_read_case("32m", big, 0, host, hmr);
+
+	/*
+	 * SEND/RECV with dma-buf MRs on both sides, and a dma-buf MR as the
+	 * local buffer of a WRITE.
+	 */
+	fd = exp_create(16 * PAGE, &err);
+	map = mmap(NULL, 16 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ufd = udmabuf_create(16 * PAGE, &umap);
+	ok = fd >= 0 && ufd >= 0 && map != MAP_FAILED &&
+	     !reg_dmabuf_mr(0, 16 * PAGE, 0x100000, fd, IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, &mr) &&
+	     !reg_dmabuf_mr(0, 16 * PAGE, 0x200000, ufd, IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, &mr2);
+	result(ok, "reg_exporter_and_udmabuf_mrs");
+	if (ok) {
+		struct ibv_sge rsge = { .addr = 0x200000, .length = 8 * PAGE, .lkey = mr2.lkey };
+		struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
+
+		fill(map, 8 * PAGE, 5);
+		ok = !ibv_post_recv(qb, &rwr, &rbad);
+		ok = ok && rdma(qa, IBV_WR_SEND, 0x100000, mr.lkey, 8 * PAGE, 0, 0);
+		ok = ok && poll(1) == 1;
+		result(ok && same(umap, 8 * PAGE, 5), "send_recv_exporter_to_udmabuf");
+		fill(umap + 8 * PAGE, 4 * PAGE, 6);
+		ok = rdma(qa, IBV_WR_RDMA_WRITE, 0x200000 + 8 * PAGE, mr2.lkey, 4 * PAGE,
+			  0x100000 + 8 * PAGE, mr.rkey);
+		result(ok && same(map + 8 * PAGE, 4 * PAGE, 6), "write_udmabuf_mr_to_exporter_mr");
+
+		/* Writes continue while the exporter migrates the buffer. */
+		ok = 1;
+		for (i = 0; i < 20; i++) {
+			fill(host, 4 * PAGE, 100 + i);
+			ok &= rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, 4 * PAGE,
+				   0x100000 + (i % 4) * 4 * PAGE, mr.rkey);
+			ok &= exp_migrate(fd, i % 3 ? 0 : 20) == 0;
+			ok &= same(map + (i % 4) * 4 * PAGE, 4 * PAGE, 100 + i);
+		}
+		st = exp_stats(fd);
+		result(ok, "writes_during_20_migrations_no_corruption");
+		result(st.migrations == 20 && st.move_notifies >= 20 && st.maps >= 20,
+		       "move_notify_and_remap_happened (migrations %llu, notified %llu, maps %llu)",
+		       (unsigned long long)st.migrations, (unsigned long long)st.move_notifies,
+		       (unsigned long long)st.maps);
+		if (argc > 3 && !strcmp(argv[3], "rust"))
+			result(system("rmmod umem_dmabuf_rs 2>/dev/null") != 0,
+			       "rmmod_refused_while_rust_mr_lives");
+		result(!dereg_mr(&mr) && !dereg_mr(&mr2), "dereg_exporter_and_udmabuf_mrs");
+		st = exp_stats(fd);
+		result(st.attachments == 0 && st.mappings == 0, "exporter_attachments_back_to_0");
+	}
+	if (map != MAP_FAILED)
+		munmap(map, 16 * PAGE);
+	close(fd);
+	close(ufd);
+
+	/* Bad requests get the uverbs/C errno. */
+	fd = exp_create(4 * PAGE, &err);
+
+	result(reg_dmabuf_mr(100, PAGE, 0x1000 + 200, fd, IBV_ACCESS_LOCAL_WRITE, &mr) == EINVAL,
+	       "errno_offset_iova_page_offset_mismatch");
+	result(reg_dmabuf_mr(0, 5 * PAGE, 0, fd, IBV_ACCESS_LOCAL_WRITE, &mr) == EINVAL,
+	       "errno_length_beyond_buffer");
+	result(reg_dmabuf_mr(0, PAGE, 0, 9999, IBV_ACCESS_LOCAL_WRITE, &mr) == EBADF,
+	       "errno_bad_fd");
+	result(reg_dmabuf_mr(0, PAGE, 0, expdev, IBV_ACCESS_LOCAL_WRITE, &mr) == EINVAL,
+	       "errno_not_a_dmabuf_fd");
+	result(reg_dmabuf_mr(0, PAGE, 0, fd, IBV_ACCESS_REMOTE_WRITE, &mr) == EINVAL,
+	       "errno_remote_write_without_local_write");
+	result(reg_dmabuf_mr(0, PAGE, 0, fd, IBV_ACCESS_LOCAL_WRITE | (1U << 30), &mr) == EINVAL,
+	       "errno_unknown_access_flag");
+	close(fd);
+
+	/* A pinned MR (rdma_rxe dmabuf_pinned=1) makes migration fail. */
+	if (!system("echo 1 > /sys/module/rdma_rxe/parameters/dmabuf_pinned")) {
+		fd = exp_create(4 * PAGE, &err);
+		err = reg_dmabuf_mr(0, 4 * PAGE, 0, fd, IBV_ACCESS_LOCAL_WRITE, &mr);
+		result(!err && exp_migrate(fd, 0) == EBUSY, "pinned_mr_migration_ebusy");
+		st = exp_stats(fd);
+		result(st.pins == 1, "pinned_mr_holds_one_pin");
+		if (!err)
+			dereg_mr(&mr);
+		st = exp_stats(fd);
+		result(st.pins == 0 && exp_migrate(fd, 0) == 0, "unpinned_after_dereg");
+		close(fd);
+		result(!system("echo 0 > /sys/module/rdma_rxe/parameters/dmabuf_pinned"),
+		       "dynamic_mode_restored");
+	} else {
+		result(0, "rdma_rxe dmabuf_pinned parameter writable");
+	}
+	ibv_dereg_mr(hmr);
+	free(host);
+out:
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	if (ctx)
+		ibv_close_device(ctx);
+	printf("KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: rxe_dmabuf\n");
+	printf("    1..%d\n%s%sok 1 rxe_dmabuf\n", tests, results, failures ? "not " : "");
+	return failures ? 1 : 0;
+}
