@@ -45,6 +45,7 @@ record "no unsafe in the importer, exporter and test logic" "$ROOT/scripts/lint.
 # From clean, so that warnings of files built earlier are seen again.
 "$ROOT/scripts/module.sh" clean
 record "module build (CLIPPY=1, no warnings)" "$ROOT/scripts/module.sh" CLIPPY=1
+record "userspace crates: cargo clippy -D warnings" "$ROOT/scripts/lint.sh" clippy-user
 record "checkpatch --strict: patches" "$ROOT/scripts/kpatch.sh" check
 record "checkpatch --strict: C sources" "$ROOT/scripts/lint.sh" checkpatch
 record "runner self-test (verdict on synthetic logs)" "$ROOT/scripts/selftest/runner.sh"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# lint.sh rustfmt|rustfmt-fix|no-unsafe|checkpatch: style checks on the project's own sources, with
+# lint.sh rustfmt|rustfmt-fix|no-unsafe|clippy-user|checkpatch: style checks on the project's own sources, with
 # the kernel's own configuration and tools.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -13,6 +13,16 @@ rustfmt | rustfmt-fix)
 	check=--check
 	[ "$1" = rustfmt-fix ] && check=
 	rustfmt $check --edition 2021 --config-path "$KSRC/.rustfmt.toml" "${roots[@]}"
+	# Userspace crates: their own (default) style.
+	for manifest in samples/*/Cargo.toml; do
+		cargo fmt --manifest-path "$manifest" -- $check
+	done
+	;;
+clippy-user)
+	for manifest in samples/*/Cargo.toml; do
+		cargo clippy --quiet --release --locked --manifest-path "$manifest" \
+			--target-dir build/cargo -- -D warnings
+	done
 	;;
 no-unsafe)
 	# The importer logic and the test bodies stay on the safe abstractions.
@@ -29,7 +39,7 @@ checkpatch)
 		-f "${files[@]}"
 	;;
 *)
-	echo "usage: $0 rustfmt|rustfmt-fix|no-unsafe|checkpatch" >&2
+	echo "usage: $0 rustfmt|rustfmt-fix|no-unsafe|clippy-user|checkpatch" >&2
 	exit 2
 	;;
 esac

@@ -24,6 +24,18 @@ for src in "$ROOT"/samples/*/user/*.c; do
 		die "building $(basename "$src") failed"
 done
 
+# The Rust uverbs client (cargo; its build script runs bindgen on libibverbs).
+for manifest in "$ROOT"/samples/*/Cargo.toml; do
+	[ -e "$manifest" ] || continue
+	cargo build --quiet --release --locked --manifest-path "$manifest" \
+		--target-dir "$ROOT/build/cargo" >"$LOGDIR/cargo-build.log" 2>&1 || {
+		tail -n 40 "$LOGDIR/cargo-build.log" >&2
+		die "cargo build of $(dirname "$manifest") failed"
+	}
+done
+[ -x "$ROOT/build/cargo/release/uverbs-dmabuf" ] &&
+	cp "$ROOT/build/cargo/release/uverbs-dmabuf" "$ROOT/build/guest-bin/"
+
 log=$LOGDIR/module-build.log
 if ! make -C "$KOUT" LLVM=1 M="$ROOT" -j"$(nproc)" "$@" modules >"$log" 2>&1; then
 	grep -v '^make\|^  [A-Z]' "$log" | tail -n 60 >&2
