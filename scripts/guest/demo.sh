@@ -2,6 +2,7 @@
 # Guest side of `make demo`: a short transcript of what the project does.
 # Any failing step ends the demo with a non-zero status.
 set -e
+. /umem/lib.sh
 step() { echo; echo "### $*"; }
 klog() { dmesg | sed -n "/umem-demo-mark$/,\$p" | sed '1d; s/^\[[ 0-9.]*\] //'; }
 calls=/sys/kernel/debug/umem_dmabuf_rs/calls
@@ -36,6 +37,22 @@ step "insmod dmabuf_exporter_rs.ko: a dma-buf exporter whose buffers migrate, li
 insmod /umem/modules/dmabuf_exporter_rs.ko
 ls -l /dev/dmabuf_exporter_rs | sed 's/^/  /'
 exp_demo
+
+step "soft-RoCE: rdma link add rxe0 type rxe netdev eth0"
+GIDX=$(rxe_setup)
+[ -n "$GIDX" ]
+rdma link show rxe0/1 | sed 's/^/  /'
+echo "  RoCE v2 GID index $GIDX: $(cat /sys/class/infiniband/rxe0/ports/1/gids/$GIDX)"
+
+step "a dma-buf MR on rxe, through the Rust importer (uverbs-dmabuf, the Rust uverbs client)"
+insmod /umem/modules/umem_dmabuf_rs.ko
+get_before=$(awk '$1 == "get" { print $2 }' "$calls")
+uverbs-dmabuf rxe0 "$GIDX"
+echo "  ib_core called the Rust importer's get $(( $(awk '$1 == "get" { print $2 }' "$calls") - get_before )) time(s)"
+rmmod umem_dmabuf_rs
+
+step "the same on the built-in C importer"
+uverbs-dmabuf rxe0 "$GIDX"
 
 step "nothing left behind: dma-buf buffers alive (debugfs bufinfo)"
 grep -c dmabuf_exporter_rs /sys/kernel/debug/dma_buf/bufinfo | sed 's/^/  buffers of the exporter: /'
