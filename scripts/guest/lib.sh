@@ -65,15 +65,37 @@ steps_report() {
 	rm -f $STEPS
 }
 
-# ktap_run NAME CMD...: runs a userspace test that prints KTAP, between markers.
+# ktap_run NAME CMD...: runs a userspace test that prints KTAP, between
+# markers. A test still running after 120 s is killed, after the kernel has
+# dumped its blocked tasks (sysrq w) into the log.
 ktap_run() {
-	local name=$1 rc
+	local name=$1 rc pid wd
 	shift
 	echo "@@UMEM-KTAP-BEGIN $name@@"
-	"$@"
+	"$@" &
+	pid=$!
+	watchdog $pid 120 &
+	wd=$!
+	wait $pid
 	rc=$?
+	kill $wd 2>/dev/null
 	echo "@@UMEM-KTAP-END@@"
 	return $rc
+}
+
+# watchdog PID SECONDS: kills PID if it is still alive after SECONDS.
+watchdog() {
+	local i=0
+	while kill -0 "$1" 2>/dev/null; do
+		if [ $i -ge "$2" ]; then
+			echo "watchdog: $1 still running after $2 s; blocked tasks:" >&2
+			echo w >/proc/sysrq-trigger
+			kill -9 "$1"
+			return
+		fi
+		sleep 1
+		i=$((i + 1))
+	done
 }
 
 # rxe_setup: a soft-RoCE device rxe0 on eth0 with an IPv4 address; prints
