@@ -10,6 +10,9 @@ KPKG=linux-source-6.12
 KTARBALL=/usr/src/linux-source-6.12.tar.xz
 BINDGEN_VERSION=0.73.2
 LOGDIR=${UMEM_LOGDIR:-$ROOT/build/logs}
+# Outside the tree: Kbuild's "make M=... clean" deletes every *.o and *.a
+# below the module's directory, cargo's build-script outputs included.
+CARGO_TARGET=$UMEM_CACHE/cargo
 
 export PATH="$HOME/.cargo/bin:$PATH"
 

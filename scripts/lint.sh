@@ -21,7 +21,7 @@ rustfmt | rustfmt-fix)
 clippy-user)
 	for manifest in samples/*/Cargo.toml; do
 		cargo clippy --quiet --release --locked --manifest-path "$manifest" \
-			--target-dir build/cargo -- -D warnings
+			--target-dir "$CARGO_TARGET" -- -D warnings
 	done
 	;;
 no-unsafe)

@@ -28,13 +28,13 @@ done
 for manifest in "$ROOT"/samples/*/Cargo.toml; do
 	[ -e "$manifest" ] || continue
 	cargo build --quiet --release --locked --manifest-path "$manifest" \
-		--target-dir "$ROOT/build/cargo" >"$LOGDIR/cargo-build.log" 2>&1 || {
+		--target-dir "$CARGO_TARGET" >"$LOGDIR/cargo-build.log" 2>&1 || {
 		tail -n 40 "$LOGDIR/cargo-build.log" >&2
 		die "cargo build of $(dirname "$manifest") failed"
 	}
 done
-[ -x "$ROOT/build/cargo/release/uverbs-dmabuf" ] &&
-	cp "$ROOT/build/cargo/release/uverbs-dmabuf" "$ROOT/build/guest-bin/"
+[ -x "$CARGO_TARGET/release/uverbs-dmabuf" ] &&
+	cp "$CARGO_TARGET/release/uverbs-dmabuf" "$ROOT/build/guest-bin/"
 
 log=$LOGDIR/module-build.log
 if ! make -C "$KOUT" LLVM=1 M="$ROOT" -j"$(nproc)" "$@" modules >"$log" 2>&1; then

@@ -5,6 +5,7 @@
  * The tables it maps carry synthetic DMA addresses and no pages: an importer
  * must only read DMA addresses and lengths, and nothing here is ever DMA'd to.
  */
+#include <linux/delay.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-fence.h>
 #include <linux/dma-resv.h>
@@ -121,7 +122,7 @@ static void mock_release(struct dma_buf *dmabuf)
 {
 	struct umem_mock_exp *exp = dmabuf->priv;
 
-	exp->released = true;
+	WRITE_ONCE(exp->released, true);
 }
 
 static const struct dma_buf_ops mock_static_ops = {
@@ -259,10 +260,19 @@ void umem_mock_expect_balanced(struct kunit *test, struct umem_mock_exp *exp)
 
 void umem_mock_destroy(struct kunit *test, struct umem_mock_exp *exp)
 {
+	int i;
+
 	/* Only the export reference may be left. */
 	KUNIT_EXPECT_EQ(test, file_count(exp->dmabuf->file), 1);
 	dma_buf_put(exp->dmabuf);
+	/*
+	 * A kernel thread's last fput is deferred; flush_delayed_fput() runs
+	 * what is queued but does not wait for a release that the delayed work
+	 * already took off the queue, so give that one a moment.
+	 */
 	flush_delayed_fput();
-	KUNIT_EXPECT_TRUE(test, exp->released);
+	for (i = 0; i < 50 && !READ_ONCE(exp->released); i++)
+		msleep(20);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(exp->released));
 	umem_mock_expect_balanced(test, exp);
 }

@@ -9,6 +9,7 @@ use crate::abs::dma_buf::{
 use crate::abs::dma_resv::ResvLocked;
 use crate::abs::errno;
 use crate::abs::kunit::Test;
+use crate::abs::workqueue::msleep;
 use crate::exporter::{self, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
 use crate::{check, check_eq, kunit_case};
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -279,6 +280,12 @@ kunit_case!(dmabuf_exp_test_fence_orders_copy, fence_orders_copy);
 fn refcounts_back_to_baseline(t: &Test) {
     // Buffers of earlier cases may still wait for their delayed release.
     flush_delayed_releases();
+    for _ in 0..200 {
+        if exporter::live_buffers() == 0 {
+            break;
+        }
+        msleep(5);
+    }
     let base = exporter::live_buffers();
     let Some(dev) = device(t) else { return };
     {
@@ -307,8 +314,15 @@ fn refcounts_back_to_baseline(t: &Test) {
         );
         check_eq!(t, exporter::live_buffers(), base + 1);
     }
-    // The last reference of a kernel thread's file is put by a delayed work.
+    // The last reference of a kernel thread's file is put by a delayed work,
+    // which a flush does not wait for if it already started: allow 1 s.
     flush_delayed_releases();
+    for _ in 0..200 {
+        if exporter::live_buffers() == base {
+            break;
+        }
+        msleep(5);
+    }
     check_eq!(t, exporter::live_buffers(), base);
 }
 kunit_case!(dmabuf_exp_test_refcounts, refcounts_back_to_baseline);

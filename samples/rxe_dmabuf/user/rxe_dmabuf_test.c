@@ -211,7 +211,11 @@ static int connect_qp(struct ibv_qp *qp, __u32 dest, union ibv_gid *gid, int gid
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
+	/*
+	 * 4.3 s: a responder re-mapping a dma-buf MR waits for the exporter's
+	 * copy fence, which under TCG can exceed shorter retransmit timers.
+	 */
+	a.timeout = 20;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.sq_psn = 1;

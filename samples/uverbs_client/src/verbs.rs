@@ -208,7 +208,9 @@ impl<'d> Qp<'d> {
         )?;
         let mut a = sys::ibv_qp_attr {
             qp_state: sys::ibv_qp_state::IBV_QPS_RTS,
-            timeout: 14,
+            // 4.3 s: a responder re-mapping a dma-buf MR waits for the
+            // exporter's copy fence.
+            timeout: 20,
             retry_cnt: 7,
             rnr_retry: 7,
             sq_psn: 1,
