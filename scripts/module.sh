@@ -20,7 +20,8 @@ for src in "$ROOT"/samples/*/user/*.c; do
 	# Static, except RDMA programs: libibverbs loads its providers itself.
 	link=(-static)
 	grep -q 'infiniband/verbs.h' "$src" && link=(-libverbs)
-	gcc -O2 -Wall -Wextra -Werror -I"$ROOT/include/uapi" -o "$out" "$src" "${link[@]}" ||
+	gcc -O2 -Wall -Wextra -Werror -I"$ROOT/include/uapi" -I"$ROOT/samples/include" \
+		-o "$out" "$src" "${link[@]}" ||
 		die "building $(basename "$src") failed"
 done
 

@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,27 +19,9 @@
 #include <linux/dma-buf.h>
 
 #include "dmabuf_exporter_rs.h"
+#include "ktap_user.h"
 
 #define PAGE 4096UL
-
-static int tests, failures;
-static char results[8192];
-
-static void result(int ok, const char *fmt, ...)
-{
-	char name[160];
-	va_list ap;
-	size_t used = strlen(results);
-
-	va_start(ap, fmt);
-	vsnprintf(name, sizeof(name), fmt, ap);
-	va_end(ap);
-	tests++;
-	if (!ok)
-		failures++;
-	snprintf(results + used, sizeof(results) - used, "    %sok %d %s\n",
-		 ok ? "" : "not ", tests, name);
-}
 
 static int create(int dev, __u32 flags, __u64 size, const __u32 *chunks,
 		  __u32 n, int *err)
@@ -233,8 +214,5 @@ int main(void)
 	}
 	result(f && err == 0, "no_buffers_left (%d left)", err);
 out:
-	printf("KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: dmabuf_exporter_user\n");
-	printf("    1..%d\n%s%sok 1 dmabuf_exporter_user\n", tests, results,
-	       failures ? "not " : "");
-	return failures ? 1 : 0;
+	return ktap_report("dmabuf_exporter_user");
 }

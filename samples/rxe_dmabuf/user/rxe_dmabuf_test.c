@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,27 +32,9 @@
 #include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "dmabuf_exporter_rs.h"
+#include "ktap_user.h"
 
 #define PAGE 4096UL
-
-static int tests, failures;
-static char results[16384];
-
-static void result(int ok, const char *fmt, ...)
-{
-	size_t used = strlen(results);
-	char name[200];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(name, sizeof(name), fmt, ap);
-	va_end(ap);
-	tests++;
-	if (!ok)
-		failures++;
-	snprintf(results + used, sizeof(results) - used, "    %sok %d %s\n",
-		 ok ? "" : "not ", tests, name);
-}
 
 struct dmr {
 	__u32 handle, lkey, rkey;
@@ -540,7 +521,5 @@ out:
 		ibv_dealloc_pd(pd);
 	if (ctx)
 		ibv_close_device(ctx);
-	printf("KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: rxe_dmabuf\n");
-	printf("    1..%d\n%s%sok 1 rxe_dmabuf\n", tests, results, failures ? "not " : "");
-	return failures ? 1 : 0;
+	return ktap_report("rxe_dmabuf");
 }
