@@ -51,17 +51,24 @@ struct dmabuf_exp_create {
  * @delay_ms: the copy completes (and its DMA_RESV_USAGE_KERNEL fence
  *	signals) at least this long after the move, at most
  *	DMABUF_EXP_MAX_DELAY_MS
- * @reserved: 0
+ * @flags: DMABUF_EXP_MIGRATE_F_*; unknown bits are refused
  *
  * Errors: EBUSY if an importer pinned the buffer, EOPNOTSUPP for a static
- * buffer, EINVAL for a buffer of another exporter.
+ * buffer, EINVAL for a buffer of another exporter or unknown flags.
  */
 struct dmabuf_exp_migrate {
 	__u32 version;
 	__s32 fd;
 	__u32 delay_ms;
-	__u32 reserved;
+	__u32 flags;
 };
+
+/*
+ * Test aid: every map of the buffer fails with -EIO from this migration on
+ * (until a migration without the flag), so importers meet a buffer they
+ * cannot map again.
+ */
+#define DMABUF_EXP_MIGRATE_F_FAIL_MAPS	(1U << 0)
 
 /**
  * struct dmabuf_exp_stats - counters of a buffer

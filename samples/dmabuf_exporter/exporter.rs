@@ -16,7 +16,7 @@ use crate::abs::errno;
 use crate::abs::page::{ChunkSet, MAX_CHUNK_ORDER};
 use crate::abs::scatterlist::PageTable;
 use crate::abs::workqueue::{msleep, OwnedQueue};
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
@@ -77,6 +77,9 @@ pub(crate) struct Buffer {
     #[pin]
     store: Mutex<Arc<ChunkSet>>,
     stats: Stats,
+    /// Test aid: maps fail with `EIO` (set by a migration with
+    /// `DMABUF_EXP_MIGRATE_F_FAIL_MAPS`).
+    fail_maps: AtomicBool,
     /// Runs the copies of migrations; drained before the buffer is freed.
     copies: OwnedQueue,
 }
@@ -120,6 +123,9 @@ impl<const D: bool> Exporter for Exp<D> {
     }
 
     fn map(&self, attach: &Attachment, dir: DmaDirection) -> Result<ExportedTable> {
+        if self.buf.fail_maps.load(Ordering::Relaxed) {
+            return Err(EIO);
+        }
         let store = self.buf.store.lock().clone();
         let table = PageTable::new(store, attach.dev(), dir)?;
         self.buf.stats.mappings.fetch_add(1, Ordering::Relaxed);
@@ -193,6 +199,7 @@ pub(crate) fn create(size: usize, chunk_pages: &[u32], dynamic: bool) -> Result<
         dynamic,
         store <- new_mutex!(store),
         stats: Stats::default(),
+        fail_maps: AtomicBool::new(false),
         copies: OwnedQueue::new(NAME)?,
     });
     LIVE.fetch_add(1, Ordering::Relaxed);
@@ -221,8 +228,9 @@ fn buffer(dmabuf: &DmaBuf) -> Result<&Buffer> {
 ///
 /// `EINVAL`: not one of ours, or a delay above [`MAX_DELAY_MS`];
 /// `EOPNOTSUPP`: a static buffer (importers cannot be told);
-/// `EBUSY`: pinned by an importer.
-pub(crate) fn migrate(dmabuf: &DmaBuf, delay_ms: u32) -> Result {
+/// `EBUSY`: pinned by an importer. With `fail_maps`, every later map fails
+/// with `EIO` until a migration without it (a test aid).
+pub(crate) fn migrate(dmabuf: &DmaBuf, delay_ms: u32, fail_maps: bool) -> Result {
     let buf = buffer(dmabuf)?;
     if delay_ms > MAX_DELAY_MS {
         return Err(EINVAL);
@@ -240,6 +248,7 @@ pub(crate) fn migrate(dmabuf: &DmaBuf, delay_ms: u32) -> Result {
     let fence = Fence::new()?;
     guard.add_kernel_fence(&fence)?;
     let old = core::mem::replace(&mut *buf.store.lock(), new.clone());
+    buf.fail_maps.store(fail_maps, Ordering::Relaxed);
     dmabuf.zap_cpu_mappings();
     let notified = buf.stats.attachments.load(Ordering::Relaxed);
     dmabuf.move_notify(&guard)?;

@@ -211,7 +211,7 @@ fn migrate_remaps(t: &Test) {
         return t.fail(format_args!("map failed"));
     };
     for round in 1..=3u32 {
-        check!(t, exporter::migrate(&buf, 10).is_ok());
+        check!(t, exporter::migrate(&buf, 10, false).is_ok());
         check_eq!(t, imp.data().notified.load(Ordering::Relaxed), round);
         check!(t, imp.data().mapping.lock().is_none());
         let Ok(after) = map(&buf, &imp) else {
@@ -243,17 +243,25 @@ fn migrate_refusals(t: &Test) {
         let guard = buf.resv().lock();
         check!(t, imp.attachment().pin(&guard).is_ok());
     }
-    check_eq!(t, exporter::migrate(&buf, 0), Err(EBUSY));
+    check_eq!(t, exporter::migrate(&buf, 0, false), Err(EBUSY));
     {
         let guard = buf.resv().lock();
         imp.attachment().unpin(&guard);
     }
-    check_eq!(t, exporter::migrate(&buf, MAX_DELAY_MS + 1), Err(EINVAL));
-    check_eq!(t, exporter::migrate(&buf, 0), Ok(()));
+    check_eq!(
+        t,
+        exporter::migrate(&buf, MAX_DELAY_MS + 1, false),
+        Err(EINVAL)
+    );
+    check_eq!(t, exporter::migrate(&buf, 0, false), Ok(()));
     let Some(stat) = setup(t, 4 * P, &[], false) else {
         return;
     };
-    check_eq!(t, exporter::migrate(&stat, 0), Err(errno::eopnotsupp()));
+    check_eq!(
+        t,
+        exporter::migrate(&stat, 0, false),
+        Err(errno::eopnotsupp())
+    );
 }
 kunit_case!(dmabuf_exp_test_migrate_refusals, migrate_refusals);
 
@@ -265,7 +273,7 @@ fn fence_orders_copy(t: &Test) {
     let Ok(data) = pattern(size, 3) else { return };
     check!(t, exporter::write(&buf, 0, &data).is_ok());
     let start = kernel::time::Ktime::ktime_get();
-    check!(t, exporter::migrate(&buf, 200).is_ok());
+    check!(t, exporter::migrate(&buf, 200, false).is_ok());
     // A reader waits for the copy fence, then sees the old contents.
     let Ok(mut back) = KVec::from_elem(0u8, size, GFP_KERNEL) else {
         return;
@@ -296,7 +304,7 @@ fn refcounts_back_to_baseline(t: &Test) {
             return;
         };
         let _ = map(&buf, &imp);
-        check!(t, exporter::migrate(&buf, 0).is_ok());
+        check!(t, exporter::migrate(&buf, 0, false).is_ok());
         let _ = map(&buf, &imp);
         unmap(&buf, &imp);
         drop(imp);
@@ -340,7 +348,7 @@ extern "C" fn dmabuf_exp_kunit_create_fd(size: usize) -> i32 {
 /// For the C case: migrates the buffer of `fd`; 0 or a negative errno.
 #[no_mangle]
 extern "C" fn dmabuf_exp_kunit_migrate_fd(fd: i32, delay_ms: u32) -> i32 {
-    match DmaBuf::from_fd(fd).and_then(|b| exporter::migrate(&b, delay_ms)) {
+    match DmaBuf::from_fd(fd).and_then(|b| exporter::migrate(&b, delay_ms, false)) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }

@@ -15,6 +15,7 @@ use kernel::uaccess::UserSlice;
 const VERSION: u32 = 1;
 const F_DYNAMIC: u32 = 1 << 0;
 const F_ALL: u32 = F_DYNAMIC;
+const MIGRATE_F_FAIL_MAPS: u32 = 1 << 0;
 const MAGIC: u32 = 0xDE;
 
 /// `struct dmabuf_exp_create`
@@ -36,7 +37,7 @@ struct Migrate {
     version: u32,
     fd: i32,
     delay_ms: u32,
-    reserved: u32,
+    flags: u32,
 }
 
 /// `struct dmabuf_exp_stats`
@@ -107,11 +108,11 @@ fn create(arg: usize) -> Result<i32> {
 
 fn migrate(arg: usize) -> Result<i32> {
     let req: Migrate = UserSlice::new(arg, size_of::<Migrate>()).reader().read()?;
-    if req.version != VERSION || req.reserved != 0 {
+    if req.version != VERSION || req.flags & !MIGRATE_F_FAIL_MAPS != 0 {
         return Err(EINVAL);
     }
     let dmabuf = DmaBuf::from_fd(req.fd)?;
-    exporter::migrate(&dmabuf, req.delay_ms)?;
+    exporter::migrate(&dmabuf, req.delay_ms, req.flags & MIGRATE_F_FAIL_MAPS != 0)?;
     Ok(0)
 }
 

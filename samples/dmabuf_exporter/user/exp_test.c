@@ -188,8 +188,9 @@ int main(void)
 	memset(&m, 0, sizeof(m));
 	m.version = DMABUF_EXP_VERSION;
 	m.fd = fd;
-	m.reserved = 1;
-	errno_case("migrate_reserved", ioctl(dev, DMABUF_EXP_IOC_MIGRATE, &m) ? errno : 0, EINVAL);
+	m.flags = 0x80;
+	errno_case("migrate_unknown_flags", ioctl(dev, DMABUF_EXP_IOC_MIGRATE, &m) ? errno : 0,
+		   EINVAL);
 	sfd = create(dev, 0, PAGE, NULL, 0, &err);
 	errno_case("migrate_static", migrate(dev, sfd, 0), EOPNOTSUPP);
 	errno_case("stats_bad_fd", stats(dev, 12345, &st), EBADF);

@@ -214,6 +214,8 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static enum ibv_wc_status last_status;
+
 /* Waits (up to 120 s) for @n completions; returns how many succeeded. */
 static int poll(int n)
 {
@@ -228,6 +230,7 @@ static int poll(int n)
 		if (!got)
 			continue;
 		n--;
+		last_status = wc.status;
 		if (wc.status == IBV_WC_SUCCESS)
 			ok++;
 		else
@@ -494,6 +497,32 @@ int main(int argc, char **argv)
 	} else {
 		result(0, "rdma_rxe dmabuf_pinned parameter writable");
 	}
+	/*
+	 * An access that cannot re-map fails like one with a bad key. Last of
+	 * the traffic tests: the error moves the QP to the error state.
+	 */
+	fd = exp_create(4 * PAGE, &err);
+	err = reg_dmabuf_mr(0, 4 * PAGE, 0x300000, fd, IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_WRITE, &mr);
+	ok = !err && rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE, 0x300000,
+			  mr.rkey);
+	if (ok) {
+		struct dmabuf_exp_migrate fm = {
+			.version = DMABUF_EXP_VERSION, .fd = fd,
+			.flags = DMABUF_EXP_MIGRATE_F_FAIL_MAPS,
+		};
+
+		ok = !ioctl(expdev, DMABUF_EXP_IOC_MIGRATE, &fm) &&
+		     !rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE, 0x300000,
+			   mr.rkey) &&
+		     last_status == IBV_WC_REM_ACCESS_ERR;
+	}
+	result(ok, "access_that_cannot_remap_fails_like_a_bad_key (status %s)",
+	       ibv_wc_status_str(last_status));
+	if (!err)
+		dereg_mr(&mr);
+	close(fd);
+
 	ibv_dereg_mr(hmr);
 	free(host);
 
