@@ -46,6 +46,19 @@ static struct ibv_cq *cq;
 static struct ibv_qp *qa, *qb;
 static int expdev;
 
+/* Fills the header of a request for a method of the MR object. */
+static void mr_request(struct ib_uverbs_ioctl_hdr *hdr, size_t len, __u16 method,
+		       __u16 num_attrs)
+{
+	memset(hdr, 0, len);
+	hdr->length = len;
+	hdr->object_id = UVERBS_OBJECT_MR;
+	hdr->method_id = method;
+	hdr->num_attrs = num_attrs;
+	/* ib_core checks it against the device's driver. */
+	hdr->driver_id = RDMA_DRIVER_RXE;
+}
+
 /* UVERBS_METHOD_REG_DMABUF_MR with all nine attributes; 0 or an errno. */
 static int reg_dmabuf_mr(__u64 offset, __u64 length, __u64 iova, int fd,
 			 __u32 access, struct dmr *mr)
@@ -56,13 +69,7 @@ static int reg_dmabuf_mr(__u64 offset, __u64 length, __u64 iova, int fd,
 	} req;
 	struct ib_uverbs_attr *a = req.attrs;
 
-	memset(&req, 0, sizeof(req));
-	req.hdr.length = sizeof(req);
-	req.hdr.object_id = UVERBS_OBJECT_MR;
-	req.hdr.method_id = UVERBS_METHOD_REG_DMABUF_MR;
-	req.hdr.num_attrs = 9;
-	/* ib_core checks it against the device's driver. */
-	req.hdr.driver_id = RDMA_DRIVER_RXE;
+	mr_request(&req.hdr, sizeof(req), UVERBS_METHOD_REG_DMABUF_MR, 9);
 	a[0].attr_id = UVERBS_ATTR_REG_DMABUF_MR_HANDLE;	/* idr, new */
 	a[1].attr_id = UVERBS_ATTR_REG_DMABUF_MR_PD_HANDLE;
 	a[1].data = pd->handle;
@@ -100,12 +107,7 @@ static int dereg_mr(struct dmr *mr)
 		struct ib_uverbs_attr attrs[1];
 	} req;
 
-	memset(&req, 0, sizeof(req));
-	req.hdr.length = sizeof(req);
-	req.hdr.object_id = UVERBS_OBJECT_MR;
-	req.hdr.method_id = UVERBS_METHOD_MR_DESTROY;
-	req.hdr.num_attrs = 1;
-	req.hdr.driver_id = RDMA_DRIVER_RXE;
+	mr_request(&req.hdr, sizeof(req), UVERBS_METHOD_MR_DESTROY, 1);
 	req.attrs[0].attr_id = UVERBS_ATTR_DESTROY_MR_HANDLE;
 	req.attrs[0].data = mr->handle;
 	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &req) ? errno : 0;
