@@ -10,7 +10,8 @@ mkdir -p "$results" "$LOGDIR"
 host=$results/host.txt
 : >"$host"
 log=$LOGDIR/check-serial.log
-rm -f "$log"
+blog=$LOGDIR/bounce-serial.log
+rm -f "$log" "$blog"
 
 record() {	# record NAME CMD...: runs CMD, records ok/not ok NAME
 	local name=$1
@@ -24,9 +25,13 @@ record() {	# record NAME CMD...: runs CMD, records ok/not ok NAME
 	fi
 }
 
-finish() {
+finish() {	# finish [LOG...]
+	local logs=() l
+	for l in "$@"; do
+		logs+=(--log "$l")
+	done
 	python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
-		--host "$host" ${1:+--log "$1" --require-ktap}
+		--host "$host" ${1:+--require-ktap} "${logs[@]}"
 	exit $?
 }
 
@@ -55,4 +60,6 @@ fi
 
 say "QEMU suites"
 "$ROOT/scripts/qemu.sh" check "$log" ${UMEM_CMDLINE:-} || true
-finish "$log"
+# A second, short boot where every DMA mapping bounces (see guest/bounce.sh).
+"$ROOT/scripts/qemu.sh" bounce "$blog" swiotlb=force kunit.enable=0 ${UMEM_CMDLINE:-} || true
+finish "$log" "$blog"

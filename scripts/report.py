@@ -90,14 +90,43 @@ def parse_block(kunit_py, name, block, verbose):
         return results
 
 
+def log_results(args, path):
+    """Results of one boot: its KTAP blocks and the scan of its kernel log."""
+    label = os.path.basename(path)
+    results = []
+    try:
+        with open(path, errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        lines = []
+    if not any("@@UMEM-DMESG-END@@" in l for l in lines):
+        results.append((f"guest run completed ({label})", "FAIL"))
+    ran = 0
+    for name, block in ktap_blocks(lines):
+        got = parse_block(args.kunit_py, name, block, not args.quiet)
+        ran += sum(1 for _, status in got if status != "SKIP")
+        results.extend(got)
+    if args.require_ktap and not ran:
+        results.append((f"guest printed KTAP results ({label})", "FAIL"))
+    bad = list(dict.fromkeys(l for l in lines if BAD_RE.search(l)))
+    if bad:
+        print(f"kernel log of {label} reports problems:")
+        for l in bad[:20]:
+            print("    " + l)
+    results.append((f"kernel log free of WARNING/BUG/Oops/lockdep ({label})",
+                    "FAIL" if bad else "PASS"))
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kunit-py", required=True)
-    ap.add_argument("--log", help="guest serial log")
+    ap.add_argument("--log", action="append",
+                    help="guest serial log (repeat for several boots)")
     ap.add_argument("--host", help="host results: lines 'ok NAME' / 'not ok NAME'")
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--require-ktap", action="store_true",
-                    help="fail when the guest printed no KTAP block")
+                    help="fail when a guest printed no KTAP block")
     args = ap.parse_args()
 
     results = []
@@ -110,27 +139,8 @@ def main():
                 elif line.startswith("ok "):
                     results.append((line[3:], "PASS"))
 
-    if args.log:
-        try:
-            with open(args.log, errors="replace") as f:
-                lines = f.read().splitlines()
-        except OSError:
-            lines = []
-        if not any("@@UMEM-DMESG-END@@" in l for l in lines):
-            results.append(("guest run completed", "FAIL"))
-        ran = 0
-        for name, block in ktap_blocks(lines):
-            got = parse_block(args.kunit_py, name, block, not args.quiet)
-            ran += sum(1 for _, status in got if status != "SKIP")
-            results.extend(got)
-        if args.require_ktap and not ran:
-            results.append(("guest printed KTAP results", "FAIL"))
-        bad = list(dict.fromkeys(l for l in lines if BAD_RE.search(l)))
-        if bad:
-            print("kernel log reports problems:")
-            for l in bad[:20]:
-                print("    " + l)
-        results.append(("kernel log free of WARNING/BUG/Oops/lockdep", "FAIL" if bad else "PASS"))
+    for log in args.log or []:
+        results.extend(log_results(args, log))
 
     passed = sum(1 for _, s in results if s == "PASS")
     skipped = sum(1 for _, s in results if s == "SKIP")

@@ -12,6 +12,11 @@ step insmod_exporter_rust_importer ktap_insmod exporter+rust-importer dmabuf_exp
 	expect_importer=module
 step rxe_e2e_rust_importer ktap_run rxe_e2e+rust-importer rxe_dmabuf_test rxe0 "$GIDX" rust
 step uverbs_client_rust_importer uverbs-dmabuf rxe0 "$GIDX"
+# Device removal under a process with live dma-buf MRs, then rxe0 again.
+step rxe_removal_rust_importer ktap_run rxe_removal+rust-importer \
+	rxe_dmabuf_test rxe0 "$GIDX" rust remove
+GIDX=$(rxe_setup)
+step rxe_device_added_again_rust_importer test -n "$GIDX"
 step rmmod_exporter_rust_importer rmmod dmabuf_exporter_rs
 step rmmod_umem_dmabuf_rs rmmod umem_dmabuf_rs
 # ...and, the Rust module gone, with the built-in C importer again.
@@ -20,5 +25,7 @@ step insmod_exporter_c_importer ktap_insmod exporter+c-importer dmabuf_exporter_
 step exporter_userspace_test ktap_run exporter_user /umem/bin/exp_test
 step rxe_e2e_c_importer ktap_run rxe_e2e+c-importer rxe_dmabuf_test rxe0 "$GIDX"
 step uverbs_client_c_importer uverbs-dmabuf rxe0 "$GIDX"
+step rxe_removal_c_importer ktap_run rxe_removal+c-importer \
+	rxe_dmabuf_test rxe0 "$GIDX" remove
 step rmmod_exporter_c_importer rmmod dmabuf_exporter_rs
 steps_report guest_steps

@@ -99,11 +99,11 @@ watchdog() {
 }
 
 # rxe_setup: a soft-RoCE device rxe0 on eth0 with an IPv4 address; prints
-# the index of its IPv4 (RoCE v2) GID.
+# the index of its IPv4 (RoCE v2) GID. Can run again after rxe0 was removed.
 rxe_setup() {
 	local i g
 	ip link set eth0 up >&2
-	ip addr add 192.0.2.1/24 dev eth0 >&2
+	ip addr replace 192.0.2.1/24 dev eth0 >&2
 	rdma link add rxe0 type rxe netdev eth0 >&2 || return 1
 	for i in $(seq 100); do
 		for g in /sys/class/infiniband/rxe0/ports/1/gids/*; do

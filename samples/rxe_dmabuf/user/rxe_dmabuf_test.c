@@ -8,10 +8,15 @@
  * it), on buffers of dmabuf_exporter_rs (movable) and of udmabuf (memfd).
  * Every byte is checked through the exporter's CPU mapping.
  *
- * Usage: rxe_dmabuf_test DEVICE GID_INDEX [rust] [stress]
+ * Usage: rxe_dmabuf_test DEVICE GID_INDEX [rust] [stress|remove|bounce]
  *   rust: the Rust importer is loaded; also check that rmmod is refused
  *   while one of its MRs lives.
  *   stress: also migrate from a second thread while writes stream.
+ *   remove: instead, remove the device ("rdma link delete") while dma-buf
+ *   MRs live and check that removal released them (the device is gone
+ *   afterwards).
+ *   bounce: instead, check that registration is refused with EOPNOTSUPP
+ *   (booted with swiotlb=force, where bus addresses are bounce copies).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,7 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
@@ -197,8 +204,9 @@ static int connect_qp(struct ibv_qp *qp, __u32 dest, union ibv_gid *gid, int gid
 	/*
 	 * 4.3 s: a responder re-mapping a dma-buf MR waits for the exporter's
 	 * copy fence, which under TCG can exceed shorter retransmit timers.
+	 * RXE_TEST_QP_TIMEOUT overrides it (scripts/stress.sh).
 	 */
-	a.timeout = 20;
+	a.timeout = getenv("RXE_TEST_QP_TIMEOUT") ? atoi(getenv("RXE_TEST_QP_TIMEOUT")) : 20;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.sq_psn = 1;
@@ -219,7 +227,7 @@ static double now(void)
 static enum ibv_wc_status last_status;
 
 /* Waits (up to 120 s) for @n completions; returns how many succeeded. */
-static int poll(int n)
+static int poll_cq(int n)
 {
 	double end = now() + 120;
 	struct ibv_wc wc;
@@ -254,7 +262,7 @@ static int rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, __u64 laddr, __u32 lke
 	wr.wr.rdma.rkey = rkey;
 	if (ibv_post_send(qp, &wr, &bad))
 		return 0;
-	return poll(1) == 1;
+	return poll_cq(1) == 1;
 }
 
 static void fill(unsigned char *p, size_t len, unsigned int seed)
@@ -330,6 +338,169 @@ out:
 	close(fd);
 }
 
+/*
+ * Scans debugfs bufinfo: returns how many buffers of exporter @exp exist
+ * (-1 if bufinfo cannot be read) and adds their attachments to *attached.
+ */
+static int dmabufs_of(const char *exp, int *attached)
+{
+	FILE *f = fopen("/sys/kernel/debug/dma_buf/bufinfo", "r");
+	int n = 0, mine = 0, count;
+	char line[512];
+
+	*attached = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Total %d devices attached", &count) == 1) {
+			if (mine)
+				*attached += count;
+			mine = 0;
+		} else if (line[0] != '\t' && strstr(line, exp)) {
+			mine = 1;
+			n++;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/* Runs CMD...; its exit status, or -1 if it is still running after @secs. */
+static int run_for(int secs, double *took, char *const argv[])
+{
+	double end = now() + secs, start = now();
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	while (now() < end) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			*took = now() - start;
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		}
+		usleep(50000);
+	}
+	return -1;
+}
+
+/*
+ * Device removal with dma-buf MRs alive: the core destroys them (rxe can
+ * disassociate), which must detach from both exporters while the process
+ * still holds every file descriptor, and the process sees a fatal event and
+ * EIO from then on.
+ */
+static void removal_test(char *dev, unsigned char *host, struct ibv_mr *hmr)
+{
+	char *const cmd[] = { "rdma", "link", "delete", dev, NULL };
+	int fd, ufd, err, ok, attached, rc, n;
+	struct ibv_async_event ev;
+	struct dmabuf_exp_stats st;
+	struct pollfd pfd;
+	unsigned char *map, *umap;
+	struct dmr mr, mr2;
+	__u64 notifies;
+	double took = 0;
+
+	fd = exp_create(16 * PAGE, &err);
+	map = mmap(NULL, 16 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ufd = udmabuf_create(16 * PAGE, &umap);
+	ok = fd >= 0 && ufd >= 0 && map != MAP_FAILED &&
+	     !reg_dmabuf_mr(0, 16 * PAGE, 0x100000, fd, IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_WRITE, &mr) &&
+	     !reg_dmabuf_mr(0, 16 * PAGE, 0x200000, ufd, IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_WRITE, &mr2);
+	result(ok, "reg_exporter_and_udmabuf_mrs");
+	if (!ok)
+		return;
+	fill(host, 16 * PAGE, 7);
+	ok = rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, 16 * PAGE, 0x100000,
+		  mr.rkey) &&
+	     rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, 16 * PAGE, 0x200000,
+		  mr2.rkey);
+	result(ok && same(map, 16 * PAGE, 7) && same(umap, 16 * PAGE, 7),
+	       "writes_into_live_mrs");
+	st = exp_stats(fd);
+	dmabufs_of("udmabuf", &attached);
+	result(st.attachments == 1 && st.mappings == 1 && attached == 1,
+	       "both_buffers_attached_before_removal");
+	notifies = st.move_notifies;
+
+	rc = run_for(60, &took, cmd);
+	result(rc == 0, "rdma_link_delete_returns_with_mrs_alive (exit %d, %.1f s)", rc, took);
+	if (rc)
+		return;	/* a removal still waiting blocks everything after it */
+
+	pfd.fd = ctx->async_fd;
+	pfd.events = POLLIN;
+	ok = poll(&pfd, 1, 5000) == 1 && !ibv_get_async_event(ctx, &ev);
+	result(ok && ev.event_type == IBV_EVENT_DEVICE_FATAL, "async_event_device_fatal (%s)",
+	       ok ? ibv_event_type_str(ev.event_type) : "none");
+	if (ok)
+		ibv_ack_async_event(&ev);
+
+	st = exp_stats(fd);
+	result(st.attachments == 0 && st.mappings == 0,
+	       "removal_detached_exporter_buffer (attachments %llu, mappings %llu)",
+	       (unsigned long long)st.attachments, (unsigned long long)st.mappings);
+	n = dmabufs_of("udmabuf", &attached);
+	result(n == 1 && attached == 0, "removal_detached_udmabuf (%d attached)", attached);
+	result(exp_migrate(fd, 0) == 0 && exp_stats(fd).move_notifies == notifies &&
+	       same(map, 16 * PAGE, 7), "migration_after_removal_notifies_nobody_keeps_data");
+	/*
+	 * The core destroyed the MR; destroying its handle still succeeds,
+	 * anything that needs the device fails with EIO.
+	 */
+	err = dereg_mr(&mr);
+	result(!err, "dereg_after_removal_frees_the_handle (%s)", strerror(err));
+	err = reg_dmabuf_mr(0, PAGE, 0, fd, IBV_ACCESS_LOCAL_WRITE, &mr);
+	result(err == EIO, "registration_after_removal_eio (%s)", strerror(err));
+	result(exp_stats(fd).attachments == 0, "failed_registration_attached_nothing");
+
+	munmap(map, 16 * PAGE);
+	munmap(umap, 16 * PAGE);
+	close(fd);
+	close(ufd);
+}
+
+/*
+ * With forced bounce buffering the bus addresses of a mapping are those of
+ * a copy; rxe must refuse dma-buf MRs rather than write into the copy.
+ */
+static void bounce_test(void)
+{
+	int fd, ufd, err, attached, n;
+	unsigned char *umap;
+	struct ibv_mr *mr;
+	struct dmr dmr;
+	void *buf;
+
+	fd = exp_create(4 * PAGE, &err);
+	ufd = udmabuf_create(4 * PAGE, &umap);
+	result(fd >= 0 && ufd >= 0, "buffers_created");
+	err = reg_dmabuf_mr(0, 4 * PAGE, 0, fd, IBV_ACCESS_LOCAL_WRITE, &dmr);
+	result(err == EOPNOTSUPP, "exporter_buffer_refused (%s)", strerror(err));
+	err = reg_dmabuf_mr(0, 4 * PAGE, 0, ufd, IBV_ACCESS_LOCAL_WRITE, &dmr);
+	result(err == EOPNOTSUPP, "udmabuf_refused (%s)", strerror(err));
+	n = dmabufs_of("udmabuf", &attached);
+	result(exp_stats(fd).attachments == 0 && n == 1 && !attached,
+	       "refusal_leaves_no_attachment");
+	/* Ordinary MRs are not affected. */
+	buf = aligned_alloc(PAGE, 4 * PAGE);
+	mr = buf ? ibv_reg_mr(pd, buf, 4 * PAGE, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	result(!!mr, "user_memory_mr_still_registers");
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(buf);
+	munmap(umap, 4 * PAGE);
+	close(fd);
+	close(ufd);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_qp_init_attr qia = {
@@ -344,13 +515,16 @@ int main(int argc, char **argv)
 	struct dmr mr, mr2;
 	struct ibv_mr *hmr;
 	union ibv_gid gid;
-	int gidx, i, n, fd, ufd, err, ok, stress = 0;
+	int gidx, i, n, fd, ufd, err, ok, left, stress = 0, remove = 0, bounce = 0;
 
 	if (argc < 3)
 		return 2;
 	gidx = atoi(argv[2]);
-	for (i = 3; i < argc; i++)
+	for (i = 3; i < argc; i++) {
 		stress |= !strcmp(argv[i], "stress");
+		remove |= !strcmp(argv[i], "remove");
+		bounce |= !strcmp(argv[i], "bounce");
+	}
 	list = ibv_get_device_list(&n);
 	for (i = 0; list && i < n; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
@@ -361,6 +535,12 @@ int main(int argc, char **argv)
 	expdev = open("/dev/dmabuf_exporter_rs", O_RDWR | O_CLOEXEC);
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (bounce) {
+		result(pd && cq && expdev >= 0, "pd_cq_exporter");
+		if (pd && expdev >= 0)
+			bounce_test();
+		goto out;
+	}
 	qia.send_cq = cq;
 	qia.recv_cq = cq;
 	qa = pd && cq ? ibv_create_qp(pd, &qia) : NULL;
@@ -377,6 +557,20 @@ int main(int argc, char **argv)
 	result(!!hmr, "host_mr");
 	if (!hmr)
 		goto out;
+	if (remove) {
+		removal_test(argv[1], host, hmr);
+		/* Destroying what the core already destroyed frees the handles. */
+		ok = !ibv_dereg_mr(hmr) && !ibv_destroy_qp(qa) && !ibv_destroy_qp(qb) &&
+		     !ibv_destroy_cq(cq) && !ibv_dealloc_pd(pd) && !ibv_close_device(ctx);
+		result(ok, "teardown_after_removal");
+		qa = NULL;
+		qb = NULL;
+		cq = NULL;
+		pd = NULL;
+		ctx = NULL;
+		free(host);
+		goto out;
+	}
 
 	write_read_case("one_page", PAGE, 0, host, hmr);
 	write_read_case("64k_sub_page_offset", 64 * 1024, PAGE + 100, host, hmr);
@@ -402,7 +596,7 @@ int main(int argc, char **argv)
 		fill(map, 8 * PAGE, 5);
 		ok = !ibv_post_recv(qb, &rwr, &rbad);
 		ok = ok && rdma(qa, IBV_WR_SEND, 0x100000, mr.lkey, 8 * PAGE, 0, 0);
-		ok = ok && poll(1) == 1;
+		ok = ok && poll_cq(1) == 1;
 		result(ok && same(umap, 8 * PAGE, 5), "send_recv_exporter_to_udmabuf");
 		fill(umap + 8 * PAGE, 4 * PAGE, 6);
 		ok = rdma(qa, IBV_WR_RDMA_WRITE, 0x200000 + 8 * PAGE, mr2.lkey, 4 * PAGE,
@@ -552,5 +746,9 @@ out:
 		ibv_dealloc_pd(pd);
 	if (ctx)
 		ibv_close_device(ctx);
-	return ktap_report("rxe_dmabuf");
+	/* Every buffer of this test is closed: none may be left. */
+	left = dmabufs_of("dmabuf_exporter_rs", &n) + dmabufs_of("udmabuf", &n);
+	result(!left, "no_dma_bufs_left (%d left)", left);
+	return ktap_report(remove ? "rxe_dmabuf_removal" : bounce ? "rxe_dmabuf_bounce" :
+			   "rxe_dmabuf");
 }
