@@ -66,7 +66,8 @@ steps_report() {
 }
 
 # ktap_run NAME CMD...: runs a userspace test that prints KTAP, between
-# markers. A test still running after 120 s is killed, after the kernel has
+# markers. A test still running after 120 s is stopped (SIGTERM, on which
+# the tests print what they recorded, then SIGKILL), after the kernel has
 # dumped its blocked tasks (sysrq w) into the log.
 ktap_run() {
 	local name=$1 rc pid wd
@@ -90,7 +91,9 @@ watchdog() {
 		if [ $i -ge "$2" ]; then
 			echo "watchdog: $1 still running after $2 s; blocked tasks:" >&2
 			echo w >/proc/sysrq-trigger
-			kill -9 "$1"
+			kill -TERM "$1"
+			sleep 2
+			kill -9 "$1" 2>/dev/null
 			return
 		fi
 		sleep 1

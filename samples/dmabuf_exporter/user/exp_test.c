@@ -146,6 +146,7 @@ int main(void)
 	char line[512];
 	FILE *f;
 
+	ktap_on_term("dmabuf_exporter_user");
 	dev = open("/dev/dmabuf_exporter_rs", O_RDWR | O_CLOEXEC);
 	result(dev >= 0, "open_device");
 	if (dev < 0)

@@ -226,14 +226,23 @@ static double now(void)
 
 static enum ibv_wc_status last_status;
 
-/* Waits (up to 120 s) for @n completions; returns how many succeeded. */
+/*
+ * Waits (up to 30 s) for @n completions; returns how many succeeded. A
+ * timeout prints the state of the QPs (iproute2's "rdma res show qp").
+ */
 static int poll_cq(int n)
 {
-	double end = now() + 120;
+	double end = now() + 30;
 	struct ibv_wc wc;
 	int ok = 0, got;
 
-	while (n > 0 && now() < end) {
+	while (n > 0) {
+		if (now() > end) {
+			fprintf(stderr, "no completion within 30 s; QPs:\n");
+			if (system("rdma res show qp 1>&2"))
+				fprintf(stderr, "rdma res show qp failed\n");
+			return ok;
+		}
 		got = ibv_poll_cq(cq, 1, &wc);
 		if (got < 0)
 			return -1;
@@ -516,6 +525,7 @@ int main(int argc, char **argv)
 	struct ibv_mr *hmr;
 	union ibv_gid gid;
 	int gidx, i, n, fd, ufd, err, ok, left, stress = 0, remove = 0, bounce = 0;
+	const char *suite;
 
 	if (argc < 3)
 		return 2;
@@ -525,6 +535,8 @@ int main(int argc, char **argv)
 		remove |= !strcmp(argv[i], "remove");
 		bounce |= !strcmp(argv[i], "bounce");
 	}
+	suite = remove ? "rxe_dmabuf_removal" : bounce ? "rxe_dmabuf_bounce" : "rxe_dmabuf";
+	ktap_on_term(suite);
 	list = ibv_get_device_list(&n);
 	for (i = 0; list && i < n; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
@@ -749,6 +761,5 @@ out:
 	/* Every buffer of this test is closed: none may be left. */
 	left = dmabufs_of("dmabuf_exporter_rs", &n) + dmabufs_of("udmabuf", &n);
 	result(!left, "no_dma_bufs_left (%d left)", left);
-	return ktap_report(remove ? "rxe_dmabuf_removal" : bounce ? "rxe_dmabuf_bounce" :
-			   "rxe_dmabuf");
+	return ktap_report(suite);
 }
