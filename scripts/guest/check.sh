@@ -10,7 +10,7 @@ step insmod_umem_dmabuf_rs ktap_insmod importer umem_dmabuf_rs.ko $UMEM_MODARGS
 # The exporter's suites, with the Rust importer registered...
 step insmod_exporter_rust_importer ktap_insmod exporter+rust-importer dmabuf_exporter_rs.ko \
 	expect_importer=module
-step rxe_e2e_rust_importer ktap_run rxe_e2e+rust-importer rxe_dmabuf_test rxe0 "$GIDX" rust
+step rxe_e2e_rust_importer ktap_run rxe_e2e+rust-importer rxe_dmabuf_test rxe0 "$GIDX" rust stress
 step uverbs_client_rust_importer uverbs-dmabuf rxe0 "$GIDX"
 # Device removal under a process with live dma-buf MRs, then rxe0 again.
 step rxe_removal_rust_importer ktap_run rxe_removal+rust-importer \
@@ -23,7 +23,7 @@ step rmmod_umem_dmabuf_rs rmmod umem_dmabuf_rs
 step insmod_exporter_c_importer ktap_insmod exporter+c-importer dmabuf_exporter_rs.ko \
 	expect_importer=c
 step exporter_userspace_test ktap_run exporter_user /umem/bin/exp_test
-step rxe_e2e_c_importer ktap_run rxe_e2e+c-importer rxe_dmabuf_test rxe0 "$GIDX"
+step rxe_e2e_c_importer ktap_run rxe_e2e+c-importer rxe_dmabuf_test rxe0 "$GIDX" stress
 step uverbs_client_c_importer uverbs-dmabuf rxe0 "$GIDX"
 step rxe_removal_c_importer ktap_run rxe_removal+c-importer \
 	rxe_dmabuf_test rxe0 "$GIDX" remove
