@@ -35,6 +35,10 @@ for bin in /usr/bin/rdma /usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/ibv_
 	add_file "$bin"
 done
 add_file /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
+# iproute2's ip (same package as rdma): busybox's cannot create a veth
+# pair. The guest scripts call it by path (see guest/lib.sh).
+add_file /usr/bin/ip
+mv "$root/usr/bin/ip" "$root/umem/bin/ip"
 mkdir -p "$root/etc/libibverbs.d"
 cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
 

@@ -27,5 +27,12 @@ step rxe_e2e_c_importer ktap_run rxe_e2e+c-importer rxe_dmabuf_test rxe0 "$GIDX"
 step uverbs_client_c_importer uverbs-dmabuf rxe0 "$GIDX"
 step rxe_removal_c_importer ktap_run rxe_removal+c-importer \
 	rxe_dmabuf_test rxe0 "$GIDX" remove
+# The other way a device goes: its network device is deleted (a veth here).
+ip link add veth0 type veth peer name veth1 && ip link set veth1 up
+GIDX=$(rxe_setup rxe1 veth0 198.51.100.1/24 ffff:c633:6401)
+step rxe_on_veth test -n "$GIDX"
+step rxe_netdev_removal_c_importer ktap_run rxe_removal_netdev+c-importer \
+	rxe_dmabuf_test rxe1 "$GIDX" remove-netdev veth0
+step rxe1_gone wait_gone /sys/class/infiniband/rxe1
 step rmmod_exporter_c_importer rmmod dmabuf_exporter_rs
 steps_report guest_steps

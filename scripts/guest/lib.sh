@@ -5,6 +5,12 @@
 
 MODDIR=/umem/modules
 
+# iproute2's ip (scripts/initramfs.sh), not the busybox applet the shell
+# would otherwise run: that one cannot create a veth pair.
+ip() {
+	/umem/bin/ip "$@"
+}
+
 # ktap_insmod NAME MODULE [PARAM=VALUE...]: loads MODULE and prints the KTAP its
 # KUnit suites wrote to the kernel log, between markers.
 ktap_insmod() {
@@ -101,20 +107,33 @@ watchdog() {
 	done
 }
 
-# rxe_setup: a soft-RoCE device rxe0 on eth0 with an IPv4 address; prints
-# the index of its IPv4 (RoCE v2) GID. Can run again after rxe0 was removed.
+# rxe_setup [NAME NETDEV ADDR GID_SUFFIX]: a soft-RoCE device NAME (rxe0) on
+# NETDEV (eth0) with the IPv4 address ADDR (192.0.2.1/24); prints the index
+# of its IPv4 (RoCE v2) GID, the one ending in GID_SUFFIX (the address in
+# hex). Can run again after the device was removed.
 rxe_setup() {
-	local i g
-	ip link set eth0 up >&2
-	ip addr replace 192.0.2.1/24 dev eth0 >&2
-	rdma link add rxe0 type rxe netdev eth0 >&2 || return 1
+	local name=${1:-rxe0} dev=${2:-eth0} addr=${3:-192.0.2.1/24}
+	local suffix=${4:-ffff:c000:0201} i g
+	ip link set "$dev" up >&2
+	ip addr replace "$addr" dev "$dev" >&2
+	rdma link add "$name" type rxe netdev "$dev" >&2 || return 1
 	for i in $(seq 100); do
-		for g in /sys/class/infiniband/rxe0/ports/1/gids/*; do
-			if grep -q 'ffff:c000:0201' "$g" 2>/dev/null; then
+		for g in /sys/class/infiniband/"$name"/ports/1/gids/*; do
+			if grep -q "$suffix" "$g" 2>/dev/null; then
 				basename "$g"
 				return 0
 			fi
 		done
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_gone PATH: waits up to 5 s for PATH to disappear.
+wait_gone() {
+	local i
+	for i in $(seq 50); do
+		[ -e "$1" ] || return 0
 		sleep 0.1
 	done
 	return 1
