@@ -10,8 +10,9 @@
 //! - [`abs`]: safe abstractions over the C objects; all `unsafe` lives there.
 
 // The abstraction layer is a library shared with the exporter sample
-// (samples/dmabuf_exporter includes it by path); each module uses part of it.
-#[allow(dead_code)]
+// (samples/dmabuf_exporter includes it by path). What only one of the two
+// modules uses is compiled only there: `#[cfg(umem_importer)]` or
+// `#[cfg(umem_exporter)]`, set per module by Kbuild.
 mod abs;
 mod importer;
 mod tests;

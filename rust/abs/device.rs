@@ -7,6 +7,7 @@
 //! [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 use kernel::bindings;
+#[cfg(umem_exporter)]
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
@@ -33,6 +34,7 @@ impl Device {
 
     /// The longest DMA segment the device supports (`dma_get_max_seg_size`):
     /// its DMA parameters' limit, 64 KiB if it has none.
+    #[cfg(umem_exporter)]
     pub(crate) fn max_segment_size(&self) -> u32 {
         // SAFETY: the device is live; `dma_parms` is null or points to parameters
         // that live as long as the device.
@@ -53,6 +55,7 @@ impl Device {
 
     /// Sets the streaming and coherent DMA masks to `bits` bits, making the
     /// device DMA-capable if it was not (`dma_coerce_mask_and_coherent`).
+    #[cfg(umem_exporter)]
     pub(crate) fn coerce_dma_mask(&self, bits: u32) -> Result {
         let mask = if bits >= 64 {
             u64::MAX
@@ -71,24 +74,29 @@ impl Device {
 /// # Invariants
 ///
 /// The device is live while borrowed.
+#[cfg(umem_importer)]
 #[repr(transparent)]
 pub(crate) struct IbDevice(Opaque<bindings::ib_device>);
 
+#[cfg(umem_importer)]
 impl IbDevice {
     /// # Safety
     ///
     /// `ptr` is a live ib_device that stays live for `'a`.
+    #[cfg(umem_importer)]
     pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
         // SAFETY: `repr(transparent)`; validity from the caller.
         unsafe { &*ptr.cast::<Self>() }
     }
 
+    #[cfg(umem_importer)]
     pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
         self.0.get()
     }
 
     /// The device that does DMA for this RDMA device, if it has one (software
     /// devices such as rxe have none).
+    #[cfg(umem_importer)]
     pub(crate) fn dma_device(&self) -> Option<&Device> {
         // SAFETY: the ib_device is live (type invariant) and holds its DMA device
         // for its whole life.

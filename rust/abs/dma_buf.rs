@@ -21,8 +21,10 @@ use core::ptr::NonNull;
 use kernel::bindings;
 use kernel::error::from_err_ptr;
 use kernel::prelude::*;
+#[cfg(umem_exporter)]
 use kernel::sync::Arc;
 use kernel::types::{ARef, AlwaysRefCounted, Opaque};
+#[cfg(umem_exporter)]
 use kernel::ThisModule;
 
 /// A `struct dma_buf`.
@@ -79,6 +81,7 @@ impl DmaBuf {
     }
 
     /// Size of the buffer in bytes.
+    #[cfg(umem_importer)]
     pub(crate) fn size(&self) -> usize {
         // SAFETY: the buffer is live (type invariant); `size` never changes.
         unsafe { (*self.as_raw()).size }
@@ -86,6 +89,7 @@ impl DmaBuf {
 
     /// Tells every dynamic importer that the buffer is about to move
     /// (`dma_buf_move_notify`); they drop their mappings before this returns.
+    #[cfg(umem_exporter)]
     pub(crate) fn move_notify(&self, locked: &ResvLocked<'_>) -> Result {
         if !locked.is_for(self.resv()) {
             return Err(EINVAL);
@@ -97,6 +101,7 @@ impl DmaBuf {
 
     /// Zaps every CPU mapping of the buffer (`mmap`s of the dma-buf file), so
     /// the next access faults and sees the current backing store.
+    #[cfg(umem_exporter)]
     pub(crate) fn zap_cpu_mappings(&self) {
         // SAFETY: the buffer and its file are live; `unmap_mapping_range` may be
         // called on any address space at any time.
@@ -108,6 +113,7 @@ impl DmaBuf {
 
     /// Installs a new file descriptor for the buffer in the current process
     /// (`O_CLOEXEC`), holding a reference of its own.
+    #[cfg(umem_exporter)]
     pub(crate) fn new_fd(&self) -> Result<i32> {
         self.inc_ref();
         // SAFETY: the buffer is live; `dma_buf_fd` consumes the reference taken
@@ -123,6 +129,7 @@ impl DmaBuf {
 
     /// Closes a descriptor that [`DmaBuf::new_fd`] installed and that could not
     /// be handed to userspace.
+    #[cfg(umem_exporter)]
     pub(crate) fn close_fd(fd: i32) {
         // CAST: a descriptor from `new_fd` is non-negative.
         // SAFETY: `close_fd` accepts any descriptor number of the current process.
@@ -131,6 +138,7 @@ impl DmaBuf {
 
     /// The exporter's private data, if this buffer was exported by
     /// [`export`] with exporter type `T`.
+    #[cfg(umem_exporter)]
     pub(crate) fn exporter<T: Exporter>(&self) -> Option<&T> {
         // SAFETY: the buffer is live; `ops` and `priv` are set at export time.
         let (ops, priv_) = unsafe { ((*self.as_raw()).ops, (*self.as_raw()).priv_) };
@@ -163,6 +171,7 @@ impl AttachOps {
     ///
     /// `ptr` is null or a table that stays valid and unchanged as long as any
     /// attachment made with it exists.
+    #[cfg(umem_importer)]
     pub(crate) unsafe fn from_raw(
         ptr: *const bindings::dma_buf_attach_ops,
     ) -> Option<&'static Self> {
@@ -171,6 +180,7 @@ impl AttachOps {
     }
 
     /// Whether the importer supports invalidation (`move_notify` is set).
+    #[cfg(umem_importer)]
     pub(crate) fn has_move_notify(&self) -> bool {
         self.0.move_notify.is_some()
     }
@@ -280,6 +290,7 @@ impl Attachment {
     }
 
     /// The importing device.
+    #[cfg(umem_exporter)]
     pub(crate) fn dev(&self) -> &Device {
         // SAFETY: the attachment is live and holds its device; `dev` is never null
         // (`dma_buf_dynamic_attach` refuses a null device).
@@ -385,6 +396,7 @@ impl Mapping {
 
     /// Trims the table to `[start, end)` (see [`SgTable::trim`]). A mapping has
     /// at most one window: a second call restores the first one before.
+    #[cfg(umem_importer)]
     pub(crate) fn set_window(&mut self, start: u64, end: u64) -> &DmaWindow {
         if let Some(old) = self.window.take() {
             // Cannot fail: the window was made on this table.
@@ -395,6 +407,7 @@ impl Mapping {
     }
 
     /// Splits into raw parts, for storage in a C structure.
+    #[cfg(umem_importer)]
     pub(crate) fn into_parts(
         self,
     ) -> (
@@ -410,6 +423,7 @@ impl Mapping {
     /// # Safety
     ///
     /// The parts come from one `into_parts` call and were not reassembled since.
+    #[cfg(umem_importer)]
     pub(crate) unsafe fn from_parts(
         sgt: NonNull<bindings::sg_table>,
         attach: *mut bindings::dma_buf_attachment,
@@ -468,6 +482,7 @@ impl DynAttachment {
     }
 
     /// Gives up ownership, for storage in a C structure.
+    #[cfg(umem_importer)]
     pub(crate) fn into_raw(self) -> *mut bindings::dma_buf_attachment {
         let me = core::mem::ManuallyDrop::new(self);
         // SAFETY: `me` is never dropped, so reading the reference out moves it;
@@ -482,6 +497,7 @@ impl DynAttachment {
     /// # Safety
     ///
     /// `raw` came from `into_raw` and is not owned by anything else.
+    #[cfg(umem_importer)]
     pub(crate) unsafe fn from_raw(raw: *mut bindings::dma_buf_attachment) -> Self {
         // SAFETY: the attachment is live; its buffer reference was kept by `into_raw`.
         let dmabuf = unsafe { NonNull::new_unchecked((*raw).dmabuf.cast::<DmaBuf>()) };
@@ -511,6 +527,7 @@ unsafe impl Send for Mapping {}
 ///
 /// Map, unmap, pin and unpin are called by the dma-buf core with the buffer's
 /// reservation lock held.
+#[cfg(umem_exporter)]
 pub(crate) trait Exporter: Send + Sync + Sized {
     /// Whether the exporter can move the buffer (implements pin/unpin);
     /// importers of a dynamic exporter get `move_notify`.
@@ -559,12 +576,14 @@ pub(crate) trait Exporter: Send + Sync + Sized {
 ///
 /// `vmf` is the fault being handled, on a `VM_PFNMAP` VMA set up by the
 /// exporter's `mmap`; `result` is what [`Fault::install`] returned, if called.
+#[cfg(umem_exporter)]
 pub(crate) struct Fault<'a> {
     vmf: *mut bindings::vm_fault,
     result: Option<bindings::vm_fault_t>,
     _p: PhantomData<&'a ()>,
 }
 
+#[cfg(umem_exporter)]
 impl Fault<'_> {
     /// Maps page `index` of `pages` at the faulting address.
     ///
@@ -589,6 +608,7 @@ impl Fault<'_> {
 }
 
 /// The direction of a DMA mapping.
+#[cfg(umem_exporter)]
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum DmaDirection {
     /// `DMA_BIDIRECTIONAL`
@@ -599,6 +619,7 @@ pub(crate) enum DmaDirection {
     FromDevice,
 }
 
+#[cfg(umem_exporter)]
 impl DmaDirection {
     fn from_raw(dir: bindings::dma_data_direction) -> Option<Self> {
         match dir {
@@ -620,11 +641,14 @@ impl DmaDirection {
 
 /// A table an exporter hands to the dma-buf core; see
 /// [`super::scatterlist::PageTable`].
+#[cfg(umem_exporter)]
 pub(crate) type ExportedTable = KBox<super::scatterlist::PageTable>;
 
 /// The `struct dma_buf_ops` of an [`Exporter`].
+#[cfg(umem_exporter)]
 pub(crate) struct ExporterOps<T: Exporter>(PhantomData<T>);
 
+#[cfg(umem_exporter)]
 impl<T: Exporter> ExporterOps<T> {
     const OPS: bindings::dma_buf_ops = bindings::dma_buf_ops {
         attach: Some(Self::attach),
@@ -829,6 +853,7 @@ impl<T: Exporter> ExporterOps<T> {
 
 /// Exports a buffer of `size` bytes whose callbacks are `T`'s, owned by
 /// `module` (which cannot be unloaded while the buffer lives).
+#[cfg(umem_exporter)]
 pub(crate) fn export<T: Exporter>(
     module: &'static ThisModule,
     name: &'static kernel::str::CStr,
@@ -865,11 +890,13 @@ pub(crate) fn export<T: Exporter>(
 ///
 /// `attach` was made with `ImporterOps::<T>::table()` and `importer_priv`
 /// pointing to `*data`. Drop order: `attach` (detached) before `data` (freed).
+#[cfg(umem_exporter)]
 pub(crate) struct OwnedImport<T: Importer> {
     attach: DynAttachment,
     data: Pin<KBox<T::Priv>>,
 }
 
+#[cfg(umem_exporter)]
 impl<T: Importer> OwnedImport<T> {
     /// Attaches `dev` to `dmabuf` as importer `T` with private data `data`.
     pub(crate) fn new(
@@ -896,6 +923,7 @@ impl<T: Importer> OwnedImport<T> {
     }
 }
 
+#[cfg(umem_exporter)]
 extern "C" {
     // `include/linux/file.h` and `include/linux/fdtable.h`, not in the bindings.
     fn flush_delayed_fput();
@@ -905,6 +933,7 @@ extern "C" {
 /// Runs the file releases that kernel threads deferred (`flush_delayed_fput`),
 /// so that a dma-buf whose last reference a kernel thread dropped is released
 /// when this returns.
+#[cfg(umem_exporter)]
 pub(crate) fn flush_delayed_releases() {
     // SAFETY: `flush_delayed_fput` has no preconditions; it may sleep, as the
     // callers (process or kthread context) may.

@@ -10,6 +10,7 @@
 //! value that can only exist while the lock is held, which those operations
 //! take by reference.
 
+#[cfg(umem_exporter)]
 use super::dma_fence::Fence;
 use core::marker::PhantomData;
 use core::ops::Deref;
@@ -92,12 +93,14 @@ impl DmaResv {
     ///
     /// The current thread holds the lock, and no [`ResvLocked`] or
     /// [`ResvGuard`] for it is alive.
+    #[cfg(umem_importer)]
     pub(crate) unsafe fn unlock_leaked(&self) {
         // SAFETY: valid by the type invariant; held by the caller's contract.
         unsafe { bindings::dma_resv_unlock(self.as_raw()) };
     }
 
     /// Returns whether some thread holds the lock (for tests and assertions).
+    #[cfg(umem_importer)]
     pub(crate) fn is_locked(&self) -> bool {
         // SAFETY: `self.as_raw()` is valid by the type invariant.
         unsafe { bindings::dma_resv_is_locked(self.as_raw()) }
@@ -123,6 +126,7 @@ impl ResvLocked<'_> {
 
     /// Adds `fence` with usage `DMA_RESV_USAGE_KERNEL` (memory management:
     /// importers wait for it before touching the buffer).
+    #[cfg(umem_exporter)]
     pub(crate) fn add_kernel_fence(&self, fence: &Fence) -> Result {
         // SAFETY: the object is valid and its lock is held, as both calls require.
         kernel::error::to_result(unsafe {
@@ -188,6 +192,7 @@ impl ResvGuard<'_> {
     /// Keeps the lock held after the guard is gone: for entry points that
     /// return to C with the lock held (it is released by C, or by
     /// [`DmaResv::unlock_leaked`]).
+    #[cfg(umem_importer)]
     pub(crate) fn leak(self) {
         core::mem::forget(self);
     }
@@ -214,6 +219,7 @@ pub(crate) struct OwnedResv {
 
 impl OwnedResv {
     /// Returns an initialiser for a new, unlocked reservation object.
+    #[cfg(umem_importer)]
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
             // SAFETY: `slot` is valid, pinned memory for a `struct dma_resv`,

@@ -14,6 +14,7 @@ pub(crate) fn etimedout() -> Error {
 }
 
 /// `-EOPNOTSUPP`
+#[cfg(umem_exporter)]
 pub(crate) fn eopnotsupp() -> Error {
     // CAST: as above.
     Error::from_errno(-(bindings::EOPNOTSUPP as i32))

@@ -9,6 +9,7 @@
 //! [`kunit_case!`]. A failed check reports its file, line and message to the
 //! running test and lets the case continue, like `KUNIT_EXPECT_*`.
 
+#[cfg(umem_exporter)]
 use super::device::Device;
 use core::fmt;
 use kernel::bindings;
@@ -38,6 +39,7 @@ impl Test {
     }
 
     /// A device that lives until the case ends (`kunit_device_register`).
+    #[cfg(umem_exporter)]
     pub(crate) fn device(
         &self,
         name: &'static kernel::str::CStr,

@@ -4,6 +4,12 @@
 //!
 //! Written as if for `rust/kernel`: each submodule wraps one C subsystem and is
 //! the only place where `unsafe` code appears in this crate.
+//!
+//! The exporter sample (`samples/dmabuf_exporter`) compiles the same files
+//! with its own list, which adds `miscdev`, `page` and `workqueue` and leaves
+//! out `shim` and `umem`. Inside shared files, what only one of the two
+//! modules uses is compiled only there: `#[cfg(umem_importer)]` or
+//! `#[cfg(umem_exporter)]`, set per module by Kbuild.
 
 pub(crate) mod device;
 pub(crate) mod dma_buf;
@@ -11,9 +17,6 @@ pub(crate) mod dma_fence;
 pub(crate) mod dma_resv;
 pub(crate) mod errno;
 pub(crate) mod kunit;
-pub(crate) mod miscdev;
-pub(crate) mod page;
 pub(crate) mod scatterlist;
 pub(crate) mod shim;
 pub(crate) mod umem;
-pub(crate) mod workqueue;

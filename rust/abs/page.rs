@@ -59,11 +59,6 @@ impl PageChunk {
         1 << self.order
     }
 
-    /// The allocation order.
-    pub(crate) fn order(&self) -> u32 {
-        self.order
-    }
-
     /// The `struct page` of page `i` of the chunk (for sg tables and faults).
     pub(crate) fn page_raw(&self, i: usize) -> Option<*mut bindings::page> {
         if i >= self.pages() {
@@ -163,11 +158,6 @@ impl ChunkSet {
     /// The chunks, in buffer order.
     pub(crate) fn chunks(&self) -> &[PageChunk] {
         &self.chunks
-    }
-
-    /// Total size in bytes.
-    pub(crate) fn len(&self) -> usize {
-        self.chunks.iter().map(PageChunk::len).sum()
     }
 
     /// Copies `src` (same layout) into this set.

@@ -13,12 +13,17 @@ use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::bindings;
 use kernel::prelude::*;
+#[cfg(umem_exporter)]
 use kernel::sync::Arc;
 use kernel::types::Opaque;
 
+#[cfg(umem_exporter)]
 use super::device::Device;
+#[cfg(umem_exporter)]
 use super::dma_buf::DmaDirection;
+#[cfg(umem_exporter)]
 use super::page::ChunkSet;
+#[cfg(umem_exporter)]
 use kernel::page::PAGE_SIZE;
 
 /// One entry of a mapped table, seen through its DMA fields only.
@@ -114,6 +119,7 @@ impl SgTable {
     ///
     /// The returned window must be given back to [`DmaWindow::restore`] before
     /// the table is unmapped, so that the exporter gets its own table back.
+    #[cfg(umem_importer)]
     pub(crate) fn trim(&self, start: u64, end: u64) -> DmaWindow {
         let mut window = DmaWindow {
             table: self.as_raw(),
@@ -185,33 +191,39 @@ pub(crate) struct DmaWindow {
     table: *mut bindings::sg_table,
     first: Option<(NonNull<SgEntry>, u64)>,
     last: Option<(NonNull<SgEntry>, u64)>,
+    #[cfg(umem_importer)]
     nents: u32,
 }
 
 impl DmaWindow {
     /// Number of entries that overlap the window.
+    #[cfg(umem_importer)]
     pub(crate) fn nents(&self) -> u32 {
         self.nents
     }
 
     /// The first overlapping entry (null if none), for `sgt_append.sgt.sgl`.
+    #[cfg(umem_importer)]
     pub(crate) fn first_raw(&self) -> *mut bindings::scatterlist {
         self.first
             .map_or(core::ptr::null_mut(), |(sg, _)| sg.as_ptr().cast())
     }
 
     /// The last overlapping entry (null if the window was not closed).
+    #[cfg(umem_importer)]
     pub(crate) fn last_raw(&self) -> *mut bindings::scatterlist {
         self.last
             .map_or(core::ptr::null_mut(), |(sg, _)| sg.as_ptr().cast())
     }
 
     /// Bytes skipped at the start of the first entry.
+    #[cfg(umem_importer)]
     pub(crate) fn first_offset(&self) -> u64 {
         self.first.map_or(0, |(_, off)| off)
     }
 
     /// Bytes cut from the end of the last entry.
+    #[cfg(umem_importer)]
     pub(crate) fn last_trim(&self) -> u64 {
         self.last.map_or(0, |(_, trim)| trim)
     }
@@ -245,6 +257,7 @@ impl DmaWindow {
 /// A [`DmaWindow`] as `struct ib_umem_dmabuf` stores it (`first_sg`,
 /// `first_sg_offset`, `last_sg`, `last_sg_trim`, and `nents` of the umem's
 /// table).
+#[cfg(umem_importer)]
 pub(crate) struct WindowParts {
     pub(crate) first: *mut bindings::scatterlist,
     pub(crate) first_offset: u64,
@@ -255,6 +268,7 @@ pub(crate) struct WindowParts {
 
 impl DmaWindow {
     /// Splits into the table it was made on and its parts.
+    #[cfg(umem_importer)]
     pub(crate) fn into_parts(self) -> (*mut bindings::sg_table, WindowParts) {
         let parts = WindowParts {
             first: self.first_raw(),
@@ -272,6 +286,7 @@ impl DmaWindow {
     ///
     /// `table` and `parts` come from one `into_parts` call, unchanged, and the
     /// window was not reassembled since.
+    #[cfg(umem_importer)]
     pub(crate) unsafe fn from_parts(table: *mut bindings::sg_table, parts: WindowParts) -> Self {
         // INVARIANT: the parts describe the changes made by `trim` on `table`.
         Self {
@@ -288,12 +303,15 @@ impl DmaWindow {
 /// # Invariants
 ///
 /// `table` was set up by a successful `sg_alloc_table` and is freed on drop.
+#[cfg(umem_importer)]
 pub(crate) struct OwnedSgTable {
     table: KBox<Opaque<bindings::sg_table>>,
 }
 
+#[cfg(umem_importer)]
 impl OwnedSgTable {
     /// Allocates a table of `n` zeroed entries, all counted as mapped.
+    #[cfg(umem_importer)]
     pub(crate) fn new(n: u32) -> Result<Self> {
         let table = KBox::new(Opaque::<bindings::sg_table>::uninit(), GFP_KERNEL)?;
         // SAFETY: `table.get()` is valid for writes; `sg_alloc_table` initialises it
@@ -305,6 +323,7 @@ impl OwnedSgTable {
     }
 
     /// Sets the DMA address and length of entry `i`.
+    #[cfg(umem_importer)]
     pub(crate) fn set(&self, i: u32, address: u64, len: u32) -> Result {
         let sg = self.dma_entries().nth(i as usize).ok_or(EINVAL)?;
         sg.set_dma(address, len);
@@ -312,6 +331,7 @@ impl OwnedSgTable {
     }
 }
 
+#[cfg(umem_importer)]
 impl core::ops::Deref for OwnedSgTable {
     type Target = SgTable;
 
@@ -322,6 +342,7 @@ impl core::ops::Deref for OwnedSgTable {
     }
 }
 
+#[cfg(umem_importer)]
 impl Drop for OwnedSgTable {
     fn drop(&mut self) {
         // SAFETY: allocated by `sg_alloc_table` (type invariant), freed once.
@@ -340,6 +361,7 @@ impl Drop for OwnedSgTable {
 /// entry was set to its segment and the table mapped with
 /// `dma_map_sgtable(dev, dir)`. Drop undoes what was done. `pages` keeps the
 /// memory alive while the table exists.
+#[cfg(umem_exporter)]
 #[repr(C)]
 pub(crate) struct PageTable {
     sgt: Opaque<bindings::sg_table>,
@@ -352,8 +374,10 @@ pub(crate) struct PageTable {
 
 // SAFETY: The table is plain memory; it may be unmapped and freed on any thread
 // (the device is kept alive by the attachment the table was mapped for).
+#[cfg(umem_exporter)]
 unsafe impl Send for PageTable {}
 
+#[cfg(umem_exporter)]
 impl PageTable {
     /// Builds the table of `pages` and maps it for `dev`.
     pub(crate) fn new(pages: Arc<ChunkSet>, dev: &Device, dir: DmaDirection) -> Result<KBox<Self>> {
@@ -408,18 +432,6 @@ impl PageTable {
         Ok(table)
     }
 
-    /// The mapped DMA entries.
-    pub(crate) fn dma(&self) -> &SgTable {
-        // SAFETY: the table lives as long as `self`; when unmapped, `nents` is
-        // the entry count and the DMA fields are zero, which is harmless to read.
-        unsafe { SgTable::from_raw(self.sgt.get()) }
-    }
-
-    /// The backing store this table maps.
-    pub(crate) fn pages(&self) -> &Arc<ChunkSet> {
-        &self.pages
-    }
-
     /// Hands the table to the dma-buf core.
     pub(crate) fn into_raw(table: KBox<Self>) -> *mut bindings::sg_table {
         KBox::into_raw(table).cast()
@@ -437,6 +449,7 @@ impl PageTable {
     }
 }
 
+#[cfg(umem_exporter)]
 impl Drop for PageTable {
     fn drop(&mut self) {
         let sgt = self.sgt.get();

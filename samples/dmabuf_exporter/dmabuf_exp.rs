@@ -8,8 +8,8 @@
 //! - [`abs`]: the project's abstraction layer (`rust/abs/`), shared with
 //!   `umem_dmabuf_rs.ko` by path: all `unsafe` lives there.
 
-// Shared with the importer module; this module uses only part of it.
-#[allow(dead_code)]
+// Shared with the importer module; what only one of the two uses is compiled
+// only there (see rust/umem_rs.rs).
 #[path = "../../rust/abs"]
 mod abs {
     pub(crate) mod device;
