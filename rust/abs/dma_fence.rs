@@ -4,18 +4,13 @@
 //!
 //! C header: [`include/linux/dma-fence.h`](srctree/include/linux/dma-fence.h)
 
-#[cfg(umem_exporter)]
 use core::ptr::NonNull;
-#[cfg(umem_exporter)]
 use kernel::bindings;
-#[cfg(umem_exporter)]
 use kernel::prelude::*;
-#[cfg(umem_exporter)]
 use kernel::types::{ARef, AlwaysRefCounted, Opaque};
 
 /// The memory of a fence made by [`Fence::new`]: the fence first, so the
 /// dma-fence core's default release (`kfree_rcu()` of the fence) frees it all.
-#[cfg(umem_exporter)]
 #[repr(C)]
 struct FenceAlloc {
     fence: bindings::dma_fence,
@@ -28,13 +23,11 @@ struct FenceAlloc {
 ///
 /// The fence is live while a reference is held (`dma_fence_get`/`put`); it
 /// was initialised by [`Fence::new`] inside a [`FenceAlloc`].
-#[cfg(umem_exporter)]
 #[repr(transparent)]
 pub(crate) struct Fence(Opaque<bindings::dma_fence>);
 
 // SAFETY: dma-fence reference counts are atomic; the last put may happen on
 // any thread.
-#[cfg(umem_exporter)]
 unsafe impl AlwaysRefCounted for Fence {
     fn inc_ref(&self) {
         // SAFETY: live by the type invariant.
@@ -49,33 +42,25 @@ unsafe impl AlwaysRefCounted for Fence {
 
 // SAFETY: Fences are signalled and waited for from any thread; their state is
 // protected by their own lock.
-#[cfg(umem_exporter)]
 unsafe impl Send for Fence {}
 // SAFETY: As above.
-#[cfg(umem_exporter)]
 unsafe impl Sync for Fence {}
 
 /// The lockdep class of the locks of [`Fence`]s.
-#[cfg(umem_exporter)]
 #[repr(transparent)]
 struct FenceLockClass(Opaque<bindings::lock_class_key>);
 
 // SAFETY: lockdep keys are used concurrently by design.
-#[cfg(umem_exporter)]
 unsafe impl Sync for FenceLockClass {}
 
-#[cfg(umem_exporter)]
 static FENCE_LOCK_CLASS: FenceLockClass = FenceLockClass(Opaque::uninit());
 
-#[cfg(umem_exporter)]
 const FENCE_NAME: &kernel::str::CStr = kernel::c_str!("umem_dmabuf_rs");
 
-#[cfg(umem_exporter)]
 extern "C" fn fence_name(_fence: *mut bindings::dma_fence) -> *const kernel::ffi::c_char {
     FENCE_NAME.as_char_ptr()
 }
 
-#[cfg(umem_exporter)]
 static FENCE_OPS: bindings::dma_fence_ops = bindings::dma_fence_ops {
     get_driver_name: Some(fence_name),
     get_timeline_name: Some(fence_name),
@@ -83,7 +68,6 @@ static FENCE_OPS: bindings::dma_fence_ops = bindings::dma_fence_ops {
     ..unsafe { core::mem::zeroed() }
 };
 
-#[cfg(umem_exporter)]
 impl Fence {
     /// Creates an unsignalled fence on a context of its own.
     pub(crate) fn new() -> Result<ARef<Self>> {
@@ -123,12 +107,5 @@ impl Fence {
     pub(crate) fn signal(&self) {
         // SAFETY: live by the type invariant.
         let _ = unsafe { bindings::dma_fence_signal(self.as_raw()) };
-    }
-
-    /// Whether the fence has signalled.
-    #[cfg(umem_importer)]
-    pub(crate) fn is_signaled(&self) -> bool {
-        // SAFETY: live by the type invariant.
-        unsafe { bindings::dma_fence_is_signaled(self.as_raw()) }
     }
 }

@@ -6,14 +6,14 @@
 //! the only place where `unsafe` code appears in this crate.
 //!
 //! The exporter sample (`samples/dmabuf_exporter`) compiles the same files
-//! with its own list, which adds `miscdev`, `page` and `workqueue` and leaves
-//! out `shim` and `umem`. Inside shared files, what only one of the two
-//! modules uses is compiled only there: `#[cfg(umem_importer)]` or
-//! `#[cfg(umem_exporter)]`, set per module by Kbuild.
+//! with its own list, which adds `dma_fence`, `miscdev`, `page` and
+//! `workqueue` and leaves out `shim` and `umem`. Inside shared files, what
+//! only one of the two modules uses is compiled only there:
+//! `#[cfg(umem_importer)]` or `#[cfg(umem_exporter)]`, set per module by
+//! Kbuild.
 
 pub(crate) mod device;
 pub(crate) mod dma_buf;
-pub(crate) mod dma_fence;
 pub(crate) mod dma_resv;
 pub(crate) mod errno;
 pub(crate) mod kunit;
