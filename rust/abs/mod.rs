@@ -6,8 +6,8 @@
 //! the only place where `unsafe` code appears in this crate.
 //!
 //! The exporter sample (`samples/dmabuf_exporter`) compiles the same files
-//! with its own list, which adds `dma_fence`, `miscdev`, `page` and
-//! `workqueue` and leaves out `shim` and `umem`. Inside shared files, what
+//! with its own list, which adds `dma_buf_export`, `dma_fence`, `miscdev`,
+//! `page` and `workqueue` and leaves out `shim` and `umem`. Inside shared files, what
 //! only one of the two modules uses is compiled only there:
 //! `#[cfg(umem_importer)]` or `#[cfg(umem_exporter)]`, set per module by
 //! Kbuild.

@@ -20,7 +20,7 @@ use kernel::types::Opaque;
 #[cfg(umem_exporter)]
 use super::device::Device;
 #[cfg(umem_exporter)]
-use super::dma_buf::DmaDirection;
+use super::dma_buf_export::DmaDirection;
 #[cfg(umem_exporter)]
 use super::page::ChunkSet;
 #[cfg(umem_exporter)]

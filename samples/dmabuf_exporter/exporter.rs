@@ -10,7 +10,8 @@
 //! contents and then signals the fence, so importers that re-map must wait
 //! for it. A pinned buffer refuses to migrate.
 
-use crate::abs::dma_buf::{self, Attachment, DmaBuf, DmaDirection, ExportedTable, Exporter, Fault};
+use crate::abs::dma_buf::{Attachment, DmaBuf};
+use crate::abs::dma_buf_export::{self, DmaDirection, ExportedTable, Exporter, Fault};
 use crate::abs::dma_fence::Fence;
 use crate::abs::errno;
 use crate::abs::page::{ChunkSet, MAX_CHUNK_ORDER};
@@ -205,10 +206,10 @@ pub(crate) fn create(size: usize, chunk_pages: &[u32], dynamic: bool) -> Result<
     LIVE.fetch_add(1, Ordering::Relaxed);
     if dynamic {
         let exp = Arc::pin_init(try_pin_init!(DynamicExp { buf <- buf }), GFP_KERNEL)?;
-        dma_buf::export(&crate::THIS_MODULE, NAME, exp, size)
+        dma_buf_export::export(&crate::THIS_MODULE, NAME, exp, size)
     } else {
         let exp = Arc::pin_init(try_pin_init!(StaticExp { buf <- buf }), GFP_KERNEL)?;
-        dma_buf::export(&crate::THIS_MODULE, NAME, exp, size)
+        dma_buf_export::export(&crate::THIS_MODULE, NAME, exp, size)
     }
 }
 

@@ -3,9 +3,8 @@
 //! KUnit bodies of suite `dmabuf_exporter_rs` (table in `exp_kunit.c`).
 
 use crate::abs::device::Device;
-use crate::abs::dma_buf::{
-    flush_delayed_releases, Attachment, DmaBuf, Importer, Mapping, OwnedImport,
-};
+use crate::abs::dma_buf::{Attachment, DmaBuf, Importer, Mapping};
+use crate::abs::dma_buf_export::{flush_delayed_releases, OwnedImport};
 use crate::abs::dma_resv::ResvLocked;
 use crate::abs::errno;
 use crate::abs::kunit::Test;
