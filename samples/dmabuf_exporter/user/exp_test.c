@@ -19,6 +19,7 @@
 #include <linux/dma-buf.h>
 
 #include "dmabuf_exporter_rs.h"
+#include "bufinfo_user.h"
 #include "ktap_user.h"
 
 #define PAGE 4096UL
@@ -142,9 +143,7 @@ int main(void)
 	struct dmabuf_exp_migrate m;
 	struct dmabuf_exp_stats st;
 	struct dmabuf_exp_create c;
-	int dev, err, fd, sfd;
-	char line[512];
-	FILE *f;
+	int dev, err, fd, sfd, attached;
 
 	ktap_on_term("dmabuf_exporter_user");
 	dev = open("/dev/dmabuf_exporter_rs", O_RDWR | O_CLOEXEC);
@@ -205,16 +204,9 @@ int main(void)
 	close(sfd);
 	close(dev);
 
-	/* Nothing of ours may be left. */
-	f = fopen("/sys/kernel/debug/dma_buf/bufinfo", "r");
-	err = 0;
-	if (f) {
-		while (fgets(line, sizeof(line), f))
-			if (strstr(line, "dmabuf_exporter_rs"))
-				err++;
-		fclose(f);
-	}
-	result(f && err == 0, "no_buffers_left (%d left)", err);
+	/* Nothing of ours may be left (-1: bufinfo unreadable). */
+	err = dmabufs_of("dmabuf_exporter_rs", &attached);
+	result(err == 0, "no_buffers_left (%d left)", err);
 out:
 	return ktap_report("dmabuf_exporter_user");
 }

@@ -41,6 +41,7 @@
 #include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "dmabuf_exporter_rs.h"
+#include "bufinfo_user.h"
 #include "ktap_user.h"
 
 #define PAGE 4096UL
@@ -362,33 +363,6 @@ out:
 	if (map != MAP_FAILED)
 		munmap(map, size + 2 * PAGE);
 	close(fd);
-}
-
-/*
- * Scans debugfs bufinfo: returns how many buffers of exporter @exp exist
- * (-1 if bufinfo cannot be read) and adds their attachments to *attached.
- */
-static int dmabufs_of(const char *exp, int *attached)
-{
-	FILE *f = fopen("/sys/kernel/debug/dma_buf/bufinfo", "r");
-	int n = 0, mine = 0, count;
-	char line[512];
-
-	*attached = 0;
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Total %d devices attached", &count) == 1) {
-			if (mine)
-				*attached += count;
-			mine = 0;
-		} else if (line[0] != '\t' && strstr(line, exp)) {
-			mine = 1;
-			n++;
-		}
-	}
-	fclose(f);
-	return n;
 }
 
 /* Runs CMD...; its exit status, or -1 if it is still running after @secs. */
@@ -757,20 +731,6 @@ int main(int argc, char **argv)
 
 	ibv_dereg_mr(hmr);
 	free(host);
-
-	/* Every buffer of this test is closed: none may be left. */
-	{
-		FILE *f = fopen("/sys/kernel/debug/dma_buf/bufinfo", "r");
-		char line[512];
-		int left = 0;
-
-		while (f && fgets(line, sizeof(line), f))
-			if (strstr(line, "dmabuf_exporter_rs") || strstr(line, "udmabuf"))
-				left++;
-		if (f)
-			fclose(f);
-		result(f && !left, "no_dma_bufs_left (%d left)", left);
-	}
 out:
 	if (qa)
 		ibv_destroy_qp(qa);
@@ -783,7 +743,8 @@ out:
 	if (ctx)
 		ibv_close_device(ctx);
 	/* Every buffer of this test is closed: none may be left. */
-	left = dmabufs_of("dmabuf_exporter_rs", &n) + dmabufs_of("udmabuf", &n);
-	result(!left, "no_dma_bufs_left (%d left)", left);
+	n = dmabufs_of("dmabuf_exporter_rs", &i);
+	left = dmabufs_of("udmabuf", &i);
+	result(n == 0 && left == 0, "no_dma_bufs_left (%d of the exporter, %d udmabufs)", n, left);
 	return ktap_report(suite);
 }
