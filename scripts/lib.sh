@@ -24,6 +24,20 @@ kernel_pkg_version() {
 	dpkg-query -W -f='${Version}' "$KPKG" 2>/dev/null
 }
 
+# The patched rdma-core (scripts/rdma-core.sh): source, build, and the
+# DESTDIR install that the guest's libibverbs, rxe provider and pyverbs come from.
+RCDIR=$UMEM_CACHE/rdma-core
+RCSTAGE=$RCDIR/stage
+
+rdma_core_key() {
+	{
+		echo "recipe 1"
+		grep -E '^RC_(NAME|SHA256)=' "$ROOT/scripts/rdma-core.sh"
+		sed -n '/^build()/,/^}/p' "$ROOT/scripts/rdma-core.sh"
+		cat "$ROOT"/patches/rdma-core/*.patch 2>/dev/null
+	} | sha256sum | cut -c1-16
+}
+
 # Everything that decides the content of the built kernel. A change in any of
 # these makes scripts/kernel.sh rebuild; nothing else does.
 kernel_key() {

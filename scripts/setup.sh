@@ -8,7 +8,9 @@ set -euo pipefail
 DEBS=(linux-source-6.12 clang lld llvm libclang-dev bc flex bison libelf-dev
       libssl-dev cpio kmod qemu-system-x86 rdma-core ibverbs-utils
       ibverbs-providers libibverbs-dev iproute2 busybox-static python3 rsync
-      git make gcc libc6-dev)
+      git make gcc libc6-dev
+      curl cmake ninja-build cython3 python3-dev libnl-3-dev libnl-route-3-dev
+      pkg-config)
 
 missing=()
 for p in "${DEBS[@]}"; do
