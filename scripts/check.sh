@@ -11,7 +11,8 @@ host=$results/host.txt
 : >"$host"
 log=$LOGDIR/check-serial.log
 blog=$LOGDIR/bounce-serial.log
-rm -f "$log" "$blog"
+rlog=$LOGDIR/rdma-core-serial.log
+rm -f "$log" "$blog" "$rlog"
 
 record() {	# record NAME CMD...: runs CMD, records ok/not ok NAME
 	local name=$1
@@ -54,6 +55,7 @@ record "userspace crates: cargo clippy -D warnings" "$ROOT/scripts/lint.sh" clip
 record "checkpatch --strict: patches" "$ROOT/scripts/kpatch.sh" check
 record "checkpatch --strict: C sources" "$ROOT/scripts/lint.sh" checkpatch
 record "runner self-test (verdict on synthetic logs)" "$ROOT/scripts/selftest/runner.sh"
+record "rdma-core v59.0 + patches/rdma-core built" "$ROOT/scripts/rdma-core.sh"
 if grep -q '^not ok module build' "$host"; then
 	finish
 fi
@@ -62,4 +64,6 @@ say "QEMU suites"
 "$ROOT/scripts/qemu.sh" check "$log" ${UMEM_CMDLINE:-} || true
 # A second, short boot where every DMA mapping bounces (see guest/bounce.sh).
 "$ROOT/scripts/qemu.sh" bounce "$blog" swiotlb=force kunit.enable=0 ${UMEM_CMDLINE:-} || true
-finish "$log" "$blog"
+# rdma-core's own tests through the patched libibverbs (guest/rdma_core.sh).
+UMEM_TIMEOUT=${UMEM_TIMEOUT:-900} "$ROOT/scripts/qemu.sh" rdma_core "$rlog" kunit.enable=0 ${UMEM_CMDLINE:-} || true
+finish "$log" "$blog" "$rlog"

@@ -42,6 +42,56 @@ mv "$root/usr/bin/ip" "$root/umem/bin/ip"
 mkdir -p "$root/etc/libibverbs.d"
 cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
 
+# Python 3 with its standard library (no test suite, GUI or packaging
+# parts) and the patched rdma-core from scripts/rdma-core.sh: its libibverbs
+# and providers replace the host's in the guest, pyverbs and rdma-core's
+# tests/ run on them (guest/rdma_core.sh).
+if [ -f "$RCSTAGE/usr/lib/x86_64-linux-gnu/libibverbs.so.1" ]; then
+	add_file /usr/bin/python3.11
+	ln -s python3.11 "$root/usr/bin/python3"
+	rsync -a --exclude=__pycache__/'*.opt-*' --exclude=test/ --exclude=tests/ \
+		--exclude=idlelib/ --exclude=tkinter/ --exclude=turtledemo/ \
+		--exclude=lib2to3/ --exclude=ensurepip/ --exclude=pydoc_data/ \
+		--exclude=distutils/ --exclude=dist-packages/ --exclude='config-*/' \
+		--exclude=site-packages/ \
+		/usr/lib/python3.11/ "$root/usr/lib/python3.11/"
+	for so in /usr/lib/python3.11/lib-dynload/*.so; do
+		for lib in $(ldd "$so" 2>/dev/null | grep -o '/[^ ]*' || true); do
+			add_file "$lib"
+		done
+	done
+	# What pyverbs links besides rdma-core's own libraries (libpython).
+	for so in $(find "$RCSTAGE/usr/local/lib/python3.11" -name '*.so'); do
+		for lib in $(LD_LIBRARY_PATH=$RCSTAGE/usr/lib/x86_64-linux-gnu ldd "$so" 2>/dev/null |
+			     grep -o '=> /[^ ]*' | cut -c4- || true); do
+			[ -e "$RCSTAGE/usr/lib/x86_64-linux-gnu/$(basename "$lib")" ] ||
+				add_file "$lib"
+		done
+	done
+	for so in "$RCSTAGE"/usr/lib/x86_64-linux-gnu/*.so.* \
+		  "$RCSTAGE"/usr/lib/x86_64-linux-gnu/libibverbs/*.so; do
+		[ -L "$so" ] && continue
+		rel=${so#"$RCSTAGE"}
+		mkdir -p "$root$(dirname "$rel")"
+		strip --strip-debug -o "$root$rel" "$so"
+	done
+	# Each soname link the loader looks up, as a link to the stage's file
+	# (overwriting the host's copy of libibverbs.so.1 taken for rdma(8)).
+	for so in "$RCSTAGE"/usr/lib/x86_64-linux-gnu/*.so.[0-9]; do
+		rm -f "$root${so#"$RCSTAGE"}"
+		cp -P "$so" "$root${so#"$RCSTAGE"}"
+		# ldd names /lib for what it found there; that copy would win.
+		old=$root/lib/x86_64-linux-gnu/$(basename "$so")
+		[ -e "$old" ] && ln -sf "/usr/lib/x86_64-linux-gnu/$(basename "$so")" "$old"
+	done
+	cp "$RCSTAGE"/etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
+	site=usr/local/lib/python3.11/dist-packages
+	mkdir -p "$root/$site"
+	cp -r "$RCSTAGE/$site/pyverbs" "$root/$site/"
+	find "$root/$site/pyverbs" -name '*.so' -exec strip --strip-debug {} +
+	cp -r "$RCSTAGE/usr/share/doc/rdma-core/tests" "$root/umem/rdma-core-tests"
+fi
+
 # Project artefacts: modules and guest programs built by scripts/module.sh.
 for ko in "$ROOT"/*.ko "$ROOT"/samples/*/*.ko; do
 	[ -e "$ko" ] && cp "$ko" "$root/umem/modules/"

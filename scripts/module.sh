@@ -14,7 +14,7 @@ if [ "${1:-}" = clean ]; then
 fi
 # Guest userspace test programs.
 mkdir -p "$ROOT/build/guest-bin"
-for src in "$ROOT"/samples/*/user/*.c; do
+for src in "$ROOT"/samples/*/user/*.c "$ROOT"/samples/rdma_dmabuf_pingpong/*.c; do
 	[ -e "$src" ] || continue
 	out=$ROOT/build/guest-bin/$(basename "$src" .c)
 	# Static, except RDMA programs: libibverbs loads its providers itself.

@@ -72,16 +72,17 @@ steps_report() {
 }
 
 # ktap_run NAME CMD...: runs a userspace test that prints KTAP, between
-# markers. A test still running after 120 s is stopped (SIGTERM, on which
-# the tests print what they recorded, then SIGKILL), after the kernel has
-# dumped its blocked tasks (sysrq w) into the log.
+# markers. A test still running after $KTAP_TIMEOUT s (default 120) is
+# stopped (SIGTERM, on which the tests print what they recorded, then
+# SIGKILL), after the kernel has dumped its blocked tasks (sysrq w) into the
+# log.
 ktap_run() {
 	local name=$1 rc pid wd
 	shift
 	echo "@@UMEM-KTAP-BEGIN $name@@"
 	"$@" &
 	pid=$!
-	watchdog $pid 120 &
+	watchdog $pid "${KTAP_TIMEOUT:-120}" &
 	wd=$!
 	wait $pid
 	rc=$?

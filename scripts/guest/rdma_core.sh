@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: GPL-2.0
+# Guest side of the rdma-core boot: rdma-core's own test suite (tests/,
+# unmodified, run by rdma_core_ktap.py) on rxe, through the patched
+# libibverbs and rxe provider, on the built-in C importer and then on the
+# Rust module:
+#   rdma_core_<importer>           the whole suite, dma-bufs from udmabuf
+#   rdma_core_exporter_<importer>  the DmaBuf tests on movable buffers of
+#                                  dmabuf_exporter_rs
+#   rdma_core_migrate_<importer>   the same while exp_migrate moves every
+#                                  buffer the tests hold, every 20 ms
+# RDMA_CORE_SELECT (kernel command line umem.rc_select=) narrows the first.
+. /umem/lib.sh
+
+T=/umem/rdma-core-tests
+DMABUF_TESTS=test_mr.DmaBufMRTest,test_mr.DmaBufTestCase
+export RDMA_CORE_KNOWN=/umem/rdma_core_known.txt
+# They skip when pyverbs cannot allocate or rxe cannot register: a failure.
+export RDMA_CORE_MUST_RUN=$DMABUF_TESTS
+export PYTHONDONTWRITEBYTECODE=1
+KTAP_TIMEOUT=400
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	umem.rc_select=*) RDMA_CORE_SELECT=${arg#umem.rc_select=} ;;
+	esac
+done
+
+# rdma_core ALLOCATOR SUITE SELECT: rdma-core's tests on rxe0, dma-bufs
+# from ALLOCATOR (patches/rdma-core: PYVERBS_DMABUF_ALLOCATOR).
+rdma_core() {
+	PYVERBS_DMABUF_ALLOCATOR=$1 exec python3 /umem/rdma_core_ktap.py "$2" $T "$3" \
+		--dev rxe0 --gid "$GIDX"
+}
+
+# migrating ALLOCATOR SUITE SELECT: the same while exp_migrate moves the buffers;
+# fails unless the tests pass and importers were notified of moves.
+migrating() {
+	local pid mpid rc mrc
+	rdma_core "$@" &
+	pid=$!
+	exp_migrate $pid 20 1 &
+	mpid=$!
+	wait $pid
+	rc=$?
+	kill -TERM $mpid 2>/dev/null
+	wait $mpid
+	mrc=$?
+	[ $rc -eq 0 ] && [ $mrc -eq 0 ]
+}
+
+# pingpong: samples/rdma_dmabuf_pingpong between two processes, the
+# server's dma-buf from the exporter (migrated every 10 ms), the client's
+# from udmabuf.
+pingpong() {
+	local spid mpid crc src mrc
+	rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 200 --dmabuf exporter \
+		>/tmp/pp-server.txt 2>&1 &
+	spid=$!
+	exp_migrate $spid 10 1 >/tmp/pp-migrate.txt &
+	mpid=$!
+	rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 200 --dmabuf udmabuf 127.0.0.1
+	crc=$?
+	wait $spid
+	src=$?
+	kill -TERM $mpid 2>/dev/null
+	wait $mpid
+	mrc=$?
+	sed 's/^/server: /' /tmp/pp-server.txt
+	cat /tmp/pp-migrate.txt
+	[ $crc -eq 0 ] && [ $src -eq 0 ] && [ $mrc -eq 0 ]
+}
+
+# importer_suites IMPORTER
+importer_suites() {
+	step "rdma_dmabuf_pingpong_$1" pingpong
+	step "rdma_core_$1" ktap_run "rdma_core_$1" \
+		rdma_core udmabuf "rdma_core_$1" "${RDMA_CORE_SELECT:-test_}"
+	step "rdma_core_exporter_$1" ktap_run "rdma_core_exporter_$1" \
+		rdma_core exporter "rdma_core_exporter_$1" $DMABUF_TESTS
+	step "rdma_core_migrate_$1" ktap_run "rdma_core_migrate_$1" \
+		migrating exporter "rdma_core_migrate_$1" $DMABUF_TESTS
+}
+
+GIDX=$(rxe_setup)
+step rxe_device_with_ipv4_gid test -n "$GIDX"
+step insmod_exporter insmod $MODDIR/dmabuf_exporter_rs.ko
+importer_suites c
+step insmod_umem_dmabuf_rs insmod $MODDIR/umem_dmabuf_rs.ko
+importer_suites rust
+# The Rust importer, not the built-in one, made the tests' umems.
+calls=/sys/kernel/debug/umem_dmabuf_rs/calls
+awk '{ print "# umem_dmabuf_rs entry point", $1 ": " $2 " calls" }' $calls
+step rust_importer_served_the_tests [ "$(awk '$1 == "get" { print $2 }' $calls)" -gt 50 ]
+# Nothing of the tests holds either module any more.
+step rmmod_umem_dmabuf_rs rmmod umem_dmabuf_rs
+step rmmod_exporter rmmod dmabuf_exporter_rs
+steps_report guest_steps
