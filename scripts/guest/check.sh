@@ -12,6 +12,7 @@ step insmod_exporter_rust_importer ktap_insmod exporter+rust-importer dmabuf_exp
 	expect_importer=module
 step rxe_e2e_rust_importer ktap_run rxe_e2e+rust-importer rxe_dmabuf_test rxe0 "$GIDX" rust stress
 step uverbs_client_rust_importer uverbs-dmabuf rxe0 "$GIDX"
+step uverbs_client_raw_ioctl_rust_importer uverbs-dmabuf rxe0 "$GIDX" --raw
 # Device removal under a process with live dma-buf MRs, then rxe0 again.
 step rxe_removal_rust_importer ktap_run rxe_removal+rust-importer \
 	rxe_dmabuf_test rxe0 "$GIDX" rust remove
@@ -25,6 +26,7 @@ step insmod_exporter_c_importer ktap_insmod exporter+c-importer dmabuf_exporter_
 step exporter_userspace_test ktap_run exporter_user /umem/bin/exp_test
 step rxe_e2e_c_importer ktap_run rxe_e2e+c-importer rxe_dmabuf_test rxe0 "$GIDX" stress
 step uverbs_client_c_importer uverbs-dmabuf rxe0 "$GIDX"
+step uverbs_client_raw_ioctl_c_importer uverbs-dmabuf rxe0 "$GIDX" --raw
 step rxe_removal_c_importer ktap_run rxe_removal+c-importer \
 	rxe_dmabuf_test rxe0 "$GIDX" remove
 # The other way a device goes: its network device is deleted (a veth here).

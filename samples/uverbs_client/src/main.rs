@@ -3,8 +3,10 @@
 //! the uverbs ioctl and moves data through it while the exporter migrates the
 //! buffer; prints what happens. Exits non-zero if any step fails.
 //!
-//! Usage: `uverbs-dmabuf DEVICE GID_INDEX` (two RC QPs of DEVICE, connected
-//! to each other through the GID at GID_INDEX).
+//! Usage: `uverbs-dmabuf DEVICE GID_INDEX [--raw]` (two RC QPs of DEVICE,
+//! connected to each other through the GID at GID_INDEX). The MR is
+//! registered with `ibv_reg_dmabuf_mr()`, or with `--raw` through the ioctl
+//! built here attribute by attribute; the output names the path taken.
 
 mod error;
 mod exporter;
@@ -14,7 +16,7 @@ mod verbs;
 use error::{Error, Result};
 use std::process::ExitCode;
 use sys::ibv_wr_opcode::{IBV_WR_RDMA_READ, IBV_WR_RDMA_WRITE};
-use verbs::{Device, DmabufMr, HostMr, Qp};
+use verbs::{Device, DmabufMr, HostMr, Qp, RegPath};
 
 const PAGE: usize = 4096;
 const MESSAGE: &[u8] = b"RDMA wrote this into a dma-buf that moves";
@@ -27,7 +29,7 @@ fn stats_line(exp: &exporter::Exporter, buf: &exporter::Buffer) -> Result<String
     ))
 }
 
-fn run(device: &str, gid_index: u8) -> Result<()> {
+fn run(device: &str, gid_index: u8, path: RegPath) -> Result<()> {
     let dev = Device::open(device)?;
     let gid = dev.gid(gid_index.into())?;
     let (qa, qb) = (Qp::new(&dev)?, Qp::new(&dev)?);
@@ -47,9 +49,10 @@ fn run(device: &str, gid_index: u8) -> Result<()> {
     let access = sys::ibv_access_flags_IBV_ACCESS_LOCAL_WRITE
         | sys::ibv_access_flags_IBV_ACCESS_REMOTE_WRITE
         | sys::ibv_access_flags_IBV_ACCESS_REMOTE_READ;
-    let mr = DmabufMr::new(&dev, buf.fd, offset, 8 * PAGE as u64, iova, access)?;
+    let mr = DmabufMr::new(&dev, path, buf.fd, offset, 8 * PAGE as u64, iova, access)?;
     println!(
-        "  UVERBS_METHOD_REG_DMABUF_MR: offset {offset}, length {}, iova {iova:#x}: lkey {:#x}, rkey {:#x}",
+        "  {}: offset {offset}, length {}, iova {iova:#x}: lkey {:#x}, rkey {:#x}",
+        path.describe(),
         8 * PAGE,
         mr.lkey(),
         mr.rkey()
@@ -111,12 +114,20 @@ fn run(device: &str, gid_index: u8) -> Result<()> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
-    let (Some(device), Some(gid)) = (args.get(1), args.get(2).and_then(|g| g.parse::<u8>().ok()))
-    else {
-        eprintln!("usage: uverbs-dmabuf DEVICE GID_INDEX");
+    let path = match args.get(3).map(String::as_str) {
+        None => Some(RegPath::Libibverbs),
+        Some("--raw") => Some(RegPath::RawIoctl),
+        Some(_) => None,
+    };
+    let (Some(device), Some(gid), Some(path)) = (
+        args.get(1),
+        args.get(2).and_then(|g| g.parse::<u8>().ok()),
+        path,
+    ) else {
+        eprintln!("usage: uverbs-dmabuf DEVICE GID_INDEX [--raw]");
         return ExitCode::from(2);
     };
-    match run(device, gid) {
+    match run(device, gid, path) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             println!("  FAILED: {e}");

@@ -309,15 +309,71 @@ impl Drop for HostMr<'_> {
     }
 }
 
+/// How a dma-buf MR is registered; both end in `UVERBS_METHOD_REG_DMABUF_MR`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegPath {
+    /// `ibv_reg_dmabuf_mr()`: libibverbs and its rxe provider, as every
+    /// application does (needs the rxe provider of patches/rdma-core).
+    Libibverbs,
+    /// The ioctl built here attribute by attribute, bypassing the provider.
+    RawIoctl,
+}
+
+impl RegPath {
+    pub fn describe(self) -> &'static str {
+        match self {
+            RegPath::Libibverbs => "ibv_reg_dmabuf_mr() (libibverbs + rxe provider)",
+            RegPath::RawIoctl => "raw UVERBS_METHOD_REG_DMABUF_MR ioctl",
+        }
+    }
+}
+
 /// A dma-buf MR registered with `UVERBS_METHOD_REG_DMABUF_MR`.
 pub struct DmabufMr<'d> {
-    mr: NonNull<sys::shim_verbs_mr>,
+    /// The `ibv_mr` inside the provider's `verbs_mr` (its first member).
+    mr: NonNull<sys::ibv_mr>,
     _dev: &'d Device,
 }
 
 impl<'d> DmabufMr<'d> {
     /// Registers `[offset, offset + length)` of the dma-buf `fd` at `iova`.
     pub fn new(
+        dev: &'d Device,
+        path: RegPath,
+        fd: i32,
+        offset: u64,
+        length: u64,
+        iova: u64,
+        access: u32,
+    ) -> Result<Self> {
+        match path {
+            RegPath::Libibverbs => Self::reg_libibverbs(dev, fd, offset, length, iova, access),
+            RegPath::RawIoctl => Self::reg_raw(dev, fd, offset, length, iova, access),
+        }
+    }
+
+    fn reg_libibverbs(
+        dev: &'d Device,
+        fd: i32,
+        offset: u64,
+        length: u64,
+        iova: u64,
+        access: u32,
+    ) -> Result<Self> {
+        let len = usize::try_from(length).map_err(|_| Error::new("length", libc::EINVAL))?;
+        // CAST: the access flags are the C API's int.
+        // SAFETY: the PD is live for `'d`; the MR returned (if any) is ours
+        // until ibv_dereg_mr().
+        let mr = unsafe {
+            sys::ibv_reg_dmabuf_mr(dev.pd.as_ptr(), offset, len, iova, fd, access as i32)
+        };
+        let Some(mr) = NonNull::new(mr) else {
+            return Err(Error::last("ibv_reg_dmabuf_mr"));
+        };
+        Ok(DmabufMr { mr, _dev: dev })
+    }
+
+    fn reg_raw(
         dev: &'d Device,
         fd: i32,
         offset: u64,
@@ -430,17 +486,20 @@ impl<'d> DmabufMr<'d> {
             (*vmr.as_ptr()).mr_type = sys::SHIM_MR_TYPE_DMABUF_MR;
             (*vmr.as_ptr()).access = access as i32;
         }
-        Ok(DmabufMr { mr: vmr, _dev: dev })
+        Ok(DmabufMr {
+            mr: vmr.cast(),
+            _dev: dev,
+        })
     }
 
     pub fn lkey(&self) -> u32 {
         // SAFETY: live until drop.
-        unsafe { (*self.mr.as_ptr()).ibv_mr.lkey }
+        unsafe { (*self.mr.as_ptr()).lkey }
     }
 
     pub fn rkey(&self) -> u32 {
         // SAFETY: live until drop.
-        unsafe { (*self.mr.as_ptr()).ibv_mr.rkey }
+        unsafe { (*self.mr.as_ptr()).rkey }
     }
 
     /// Deregisters through `ibv_dereg_mr()`.
@@ -449,7 +508,7 @@ impl<'d> DmabufMr<'d> {
         std::mem::forget(self);
         // SAFETY: a registered MR in the provider's object; on success the
         // provider frees the object.
-        let r = unsafe { sys::ibv_dereg_mr(mr.as_ptr().cast()) };
+        let r = unsafe { sys::ibv_dereg_mr(mr.as_ptr()) };
         if r != 0 {
             return Err(Error::new("ibv_dereg_mr", r));
         }
@@ -460,6 +519,6 @@ impl<'d> DmabufMr<'d> {
 impl Drop for DmabufMr<'_> {
     fn drop(&mut self) {
         // SAFETY: as in `dereg`.
-        unsafe { sys::ibv_dereg_mr(self.mr.as_ptr().cast()) };
+        unsafe { sys::ibv_dereg_mr(self.mr.as_ptr()) };
     }
 }
