@@ -14,8 +14,13 @@ all: module
 kernel:
 	@$(SCRIPTS)/kernel.sh
 
-module: kernel
-	@$(SCRIPTS)/module.sh
+# KDIR=<a built kernel tree with patches/linux-6.12> builds the modules
+# against that kernel instead of the cached one, which is then not needed.
+module:
+ifeq ($(KDIR),)
+	@$(SCRIPTS)/kernel.sh
+endif
+	@KDIR="$(KDIR)" $(SCRIPTS)/module.sh
 
 check:
 	@$(SCRIPTS)/check.sh

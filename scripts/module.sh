@@ -1,15 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # module.sh [clean] [MAKE ARGS...]: builds the project's modules against the
-# cached kernel (make -C $KOUT LLVM=1 M=$ROOT). Fails on any compiler or clippy
-# warning, printing it.
+# cached kernel (make -C $KOUT LLVM=1 M=$ROOT), or against $KDIR when set (a
+# kernel tree the user built with patches/linux-6.12). Fails on any compiler
+# or clippy warning, printing it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ -f "$KOUT/Module.symvers" ] || die "no built kernel in $KOUT: run 'make kernel' first"
+KDIR=${KDIR:-$KOUT}
+[ -f "$KDIR/Module.symvers" ] || die "no built kernel in $KDIR: run 'make kernel' first (or give KDIR=<a built, patched kernel tree>)"
 mkdir -p "$LOGDIR"
 if [ "${1:-}" = clean ]; then
-	make -s -C "$KOUT" LLVM=1 M="$ROOT" clean
+	make -s -C "$KDIR" LLVM=1 M="$ROOT" clean
 	exit 0
 fi
 # Guest userspace test programs.
@@ -38,7 +40,7 @@ done
 	cp "$CARGO_TARGET/release/uverbs-dmabuf" "$ROOT/build/guest-bin/"
 
 log=$LOGDIR/module-build.log
-if ! make -C "$KOUT" LLVM=1 M="$ROOT" -j"$(nproc)" "$@" modules >"$log" 2>&1; then
+if ! make -C "$KDIR" LLVM=1 M="$ROOT" -j"$(nproc)" "$@" modules >"$log" 2>&1; then
 	grep -v '^make\|^  [A-Z]' "$log" | tail -n 60 >&2
 	die "module build failed (full log: $log)"
 fi
