@@ -6,6 +6,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 "$ROOT/scripts/kernel.sh"
+"$ROOT/scripts/rdma-core.sh"
 "$ROOT/scripts/module.sh"
 log=$LOGDIR/demo-serial.log
 "$ROOT/scripts/qemu.sh" demo "$log" quiet

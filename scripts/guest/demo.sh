@@ -54,6 +54,24 @@ rmmod umem_dmabuf_rs
 step "the same on the built-in C importer"
 uverbs-dmabuf rxe0 "$GIDX"
 
+step "ibv_reg_dmabuf_mr() from C, two processes (samples/rdma_dmabuf_pingpong), the server's buffer migrating every 10 ms"
+rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 50 --dmabuf exporter >/tmp/server.txt 2>&1 &
+server=$!
+exp_migrate $server 10 1 >/tmp/migrate.txt &
+migrator=$!
+crc=0
+rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 50 --dmabuf udmabuf 127.0.0.1 \
+	>/tmp/client.txt 2>&1 || crc=$?
+src=0
+wait $server || src=$?
+kill -TERM $migrator
+mrc=0
+wait $migrator || mrc=$?
+sed 's/^/  client: /' /tmp/client.txt
+sed 's/^/  server: /' /tmp/server.txt
+sed 's/^# /  /' /tmp/migrate.txt
+[ $crc -eq 0 ] && [ $src -eq 0 ] && [ $mrc -eq 0 ]
+
 step "nothing left behind: dma-buf buffers alive (debugfs bufinfo)"
 grep -c dmabuf_exporter_rs /sys/kernel/debug/dma_buf/bufinfo | sed 's/^/  buffers of the exporter: /'
 ! grep -q dmabuf_exporter_rs /sys/kernel/debug/dma_buf/bufinfo
