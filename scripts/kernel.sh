@@ -10,9 +10,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-GIT=(git -C "$KSRC" -c user.name=umem-build -c user.email=umem-build@localhost
-     -c advice.detachedHead=false)
-
 prepare_source() {
 	local ver
 	ver=$(kernel_pkg_version)
@@ -29,30 +26,13 @@ prepare_source() {
 	mv "$tmp"/linux-source-6.12 "$KSRC"
 	rmdir "$tmp"
 	say "recording the pristine source as a git commit (about a minute)"
-	"${GIT[@]}" init -q
-	# The Debian tarball's top-level .gitignore ignores everything: force.
-	"${GIT[@]}" add -f -A
-	"${GIT[@]}" commit -q -m "pristine $KPKG $ver"
-	"${GIT[@]}" tag pristine
-	git -C "$KSRC" config user.name "umem-dmabuf-rs developers"
-	git -C "$KSRC" config user.email "umem-dmabuf-rs@localhost"
+	# (The Debian tarball's top-level .gitignore ignores everything.)
+	git_record_pristine "$KSRC" "pristine $KPKG $ver"
 	echo "$ver" >"$KSRC/.umem-pristine"
 }
 
 apply_patches() {
-	"${GIT[@]}" am --abort >/dev/null 2>&1 || true
-	"${GIT[@]}" checkout -q --detach pristine
-	"${GIT[@]}" reset -q --hard pristine
-	local p
-	for p in "$ROOT"/patches/linux-6.12/*.patch; do
-		[ -e "$p" ] || continue
-		if ! "${GIT[@]}" am -q --keep-cr "$p" >"$LOGDIR/patch.log" 2>&1; then
-			cat "$LOGDIR/patch.log" >&2
-			"${GIT[@]}" am --abort >/dev/null 2>&1 || true
-			die "patch does not apply: $(basename "$p")"
-		fi
-		echo "    applied $(basename "$p")" >&2
-	done
+	git_apply_series "$KSRC" "$ROOT/patches/linux-6.12"
 }
 
 configure() {

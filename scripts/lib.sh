@@ -49,13 +49,53 @@ kernel_key() {
 	} | sha256sum | cut -c1-16
 }
 
+# The kernel and rdma-core trees are git repositories whose first commit
+# (tag "pristine") is the unpacked source and whose series is applied with
+# "git am", so that re-applying a changed series gives new timestamps only to
+# the files it touches and builds stay incremental.
+git_tree() {
+	git -C "$1" -c user.name=umem-build -c user.email=umem-build@localhost \
+		-c advice.detachedHead=false "${@:2}"
+}
+
+# git_record_pristine DIR MESSAGE: commits all of DIR (forced: a tree's own
+# .gitignore may hide parts of it) as the first commit, tagged "pristine".
+git_record_pristine() {
+	git_tree "$1" init -q
+	git_tree "$1" add -f -A
+	git_tree "$1" commit -q -m "$2"
+	git_tree "$1" tag pristine
+	git -C "$1" config user.name "umem-dmabuf-rs developers"
+	git -C "$1" config user.email "umem-dmabuf-rs@localhost"
+}
+
+# git_apply_series DIR PATCHDIR: resets DIR to "pristine" and applies
+# PATCHDIR/*.patch in order.
+git_apply_series() {
+	local p
+	git_tree "$1" am --abort >/dev/null 2>&1 || true
+	git_tree "$1" checkout -q --detach pristine
+	git_tree "$1" reset -q --hard pristine
+	for p in "$2"/*.patch; do
+		[ -e "$p" ] || continue
+		if ! git_tree "$1" am -q --keep-cr "$p" >"$LOGDIR/patch.log" 2>&1; then
+			cat "$LOGDIR/patch.log" >&2
+			git_tree "$1" am --abort >/dev/null 2>&1 || true
+			die "patch does not apply: $(basename "$p")"
+		fi
+		echo "    applied $(basename "$p")" >&2
+	done
+}
+
 # Runs "$@" with its output in LOG, printing a status line every 20 s (stage,
-# elapsed time, objects built so far), and the log's tail if it fails.
+# elapsed time, objects built so far, of how many the last full build had:
+# $PROGRESS_COUNT_FILE, default the kernel's), and the log's tail if it fails.
 run_with_progress() {
 	local stage=$1 log=$2 count_dir=$3
 	shift 3
 	local start=$SECONDS rc=0 expect=""
-	[ -f "$UMEM_CACHE/objcount" ] && expect=$(cat "$UMEM_CACHE/objcount")
+	local countfile=${PROGRESS_COUNT_FILE:-$UMEM_CACHE/objcount}
+	[ -f "$countfile" ] && expect=$(cat "$countfile")
 	"$@" >"$log" 2>&1 &
 	local pid=$!
 	while kill -0 "$pid" 2>/dev/null; do

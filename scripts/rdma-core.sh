@@ -26,8 +26,6 @@ RC_INDEX=${PIP_INDEX_URL:-https://pypi.org/simple}
 RCSRC=$RCDIR/src
 RCBUILD=$RCDIR/build
 PATCHES=$ROOT/patches/rdma-core
-GIT=(git -C "$RCSRC" -c user.name=umem-build -c user.email=umem-build@localhost
-     -c advice.detachedHead=false)
 
 fetch() {
 	local tarball=$RCDIR/dl/$RC_NAME url
@@ -63,29 +61,12 @@ prepare_source() {
 	tar -C "$RCDIR/unpack.tmp" -xzf "$tarball"
 	mv "$RCDIR/unpack.tmp/pyverbs-59.0/rdma-core" "$RCSRC"
 	rm -rf "$RCDIR/unpack.tmp"
-	"${GIT[@]}" init -q
-	"${GIT[@]}" add -f -A
-	"${GIT[@]}" commit -q -m "pristine rdma-core v59.0 ($RC_NAME)"
-	"${GIT[@]}" tag pristine
-	git -C "$RCSRC" config user.name "umem-dmabuf-rs developers"
-	git -C "$RCSRC" config user.email "umem-dmabuf-rs@localhost"
+	git_record_pristine "$RCSRC" "pristine rdma-core v59.0 ($RC_NAME)"
 	echo "$RC_SHA256" >"$RCSRC/.umem-pristine"
 }
 
 apply_patches() {
-	"${GIT[@]}" am --abort >/dev/null 2>&1 || true
-	"${GIT[@]}" checkout -q --detach pristine
-	"${GIT[@]}" reset -q --hard pristine
-	local p
-	for p in "$PATCHES"/*.patch; do
-		[ -e "$p" ] || continue
-		if ! git -C "$RCSRC" am -q --keep-cr "$p" >"$LOGDIR/rdma-core-patch.log" 2>&1; then
-			cat "$LOGDIR/rdma-core-patch.log" >&2
-			"${GIT[@]}" am --abort >/dev/null 2>&1 || true
-			die "patch does not apply: $(basename "$p")"
-		fi
-		echo "    applied $(basename "$p")" >&2
-	done
+	git_apply_series "$RCSRC" "$PATCHES"
 }
 
 build() {
@@ -112,8 +93,10 @@ build() {
 			{ tail -n 30 "$LOGDIR/rdma-core-config.log" >&2; die "rdma-core cmake failed"; }
 	fi
 	say "building rdma-core v59.0 (about 2 minutes the first time; log: $LOGDIR/rdma-core-build.log)"
-	run_with_progress "rdma-core build" "$LOGDIR/rdma-core-build.log" "$RCBUILD" \
+	PROGRESS_COUNT_FILE=$RCDIR/objcount \
+		run_with_progress "rdma-core build" "$LOGDIR/rdma-core-build.log" "$RCBUILD" \
 		ninja -C "$RCBUILD"
+	find "$RCBUILD" -name '*.o' | wc -l >"$RCDIR/objcount"
 	rm -rf "$RCSTAGE"
 	DESTDIR=$RCSTAGE ninja -C "$RCBUILD" install >"$LOGDIR/rdma-core-install.log" 2>&1 ||
 		{ tail -n 30 "$LOGDIR/rdma-core-install.log" >&2; die "rdma-core install failed"; }
