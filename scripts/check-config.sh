@@ -26,4 +26,4 @@ while IFS= read -r line; do
 		bad=1
 	fi
 done <"$frag"
-[ "$bad" -eq 0 ] || { echo "error: kernel/umem.config options were dropped by olddefconfig" >&2; exit 1; }
+[ "$bad" -eq 0 ] || { echo "error: options of $frag were dropped by olddefconfig" >&2; exit 1; }

@@ -32,7 +32,7 @@ finish() {	# finish [LOG...]
 		logs+=(--log "$l")
 	done
 	python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
-		--host "$host" ${1:+--require-ktap} "${logs[@]}"
+		--host "$host" ${1:+--require-ktap --require-kmemleak} "${logs[@]}"
 	exit $?
 }
 

@@ -3,6 +3,8 @@
 # `make demo`: boots the patched kernel, runs scripts/guest/demo.sh, and shows
 # its transcript. Exits non-zero if any step of the demo fails.
 set -euo pipefail
+# The kernel without the test kernel's debugging (lib.sh).
+export UMEM_KERNEL=fast
 . "$(dirname "$0")/lib.sh"
 
 "$ROOT/scripts/kernel.sh"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Builds the patched kernel into $UMEM_CACHE, or does nothing when the cached
-# build's key (source version + patches + config fragment) is unchanged.
+# Builds the patched kernel $UMEM_KERNEL (test or fast, see lib.sh) into
+# $UMEM_CACHE, or does nothing when the cached build's key (source version +
+# patches + config fragments) is unchanged.
 #
 # The source tree is a git repository whose first commit (tag "pristine") is the
 # unpacked Debian source; the series is applied with "git am" on top of it, so
@@ -17,7 +18,7 @@ prepare_source() {
 		return
 	fi
 	say "unpacking $KPKG $ver into $KSRC"
-	rm -rf "$KSRC" "$KOUT"
+	rm -rf "$KSRC" "$UMEM_CACHE/build" "$UMEM_CACHE/build-fast"
 	mkdir -p "$UMEM_CACHE"
 	local tmp=$UMEM_CACHE/unpack.tmp
 	rm -rf "$tmp"
@@ -31,21 +32,34 @@ prepare_source() {
 	echo "$ver" >"$KSRC/.umem-pristine"
 }
 
+# Re-applying an unchanged series would still give the patched files new
+# timestamps, and the other kernel would rebuild what depends on them.
 apply_patches() {
+	local key
+	key=$(series_key)
+	if [ "${1:-}" != --force ] && [ -f "$KSRC/.umem-series" ] &&
+	   [ "$(cat "$KSRC/.umem-series")" = "$key" ]; then
+		echo "    series unchanged ($key)" >&2
+		return
+	fi
+	rm -f "$KSRC/.umem-series"
 	git_apply_series "$KSRC" "$ROOT/patches/linux-6.12"
+	echo "$key" >"$KSRC/.umem-series"
 }
 
 configure() {
-	local cfg=$UMEM_CACHE/config
+	local cfg=$UMEM_CACHE/config-$UMEM_KERNEL frag
 	mkdir -p "$cfg" "$KOUT"
 	make -s -C "$KSRC" O="$cfg" LLVM=1 tinyconfig >"$LOGDIR/config.log" 2>&1 ||
 		{ tail -20 "$LOGDIR/config.log"; die "make tinyconfig failed"; }
 	(cd "$KSRC" && scripts/kconfig/merge_config.sh -m -O "$cfg" "$cfg/.config" \
-		kernel/configs/kvm_guest.config "$ROOT/kernel/umem.config") \
+		kernel/configs/kvm_guest.config "${KFRAGMENTS[@]}") \
 		>>"$LOGDIR/config.log" 2>&1 || die "merge_config.sh failed (see $LOGDIR/config.log)"
 	make -s -C "$KSRC" O="$cfg" LLVM=1 olddefconfig >>"$LOGDIR/config.log" 2>&1 ||
 		{ tail -20 "$LOGDIR/config.log"; die "make olddefconfig failed"; }
-	"$ROOT/scripts/check-config.sh" "$ROOT/kernel/umem.config" "$cfg/.config"
+	for frag in "${KFRAGMENTS[@]}"; do
+		"$ROOT/scripts/check-config.sh" "$frag" "$cfg/.config"
+	done
 	# Only replace the build's .config when it changed, so make keeps its work.
 	if ! cmp -s "$cfg/.config" "$KOUT/.config"; then
 		cp "$cfg/.config" "$KOUT/.config"
@@ -57,7 +71,7 @@ main() {
 	if [ "${1:-}" = "--prepare-only" ]; then
 		# For patch development: source tree with the series applied.
 		prepare_source
-		apply_patches
+		apply_patches --force
 		return
 	fi
 	"$ROOT/scripts/setup.sh"
@@ -65,19 +79,20 @@ main() {
 	key=$(kernel_key)
 	if [ -f "$KOUT/.umem-key" ] && [ "$(cat "$KOUT/.umem-key")" = "$key" ] &&
 	   [ -f "$KOUT/arch/x86/boot/bzImage" ]; then
-		say "kernel $(kernel_pkg_version) cached ($key) in $KOUT"
+		say "$UMEM_KERNEL kernel $(kernel_pkg_version) cached ($key) in $KOUT"
 		return
 	fi
 	prepare_source
 	say "applying patches/linux-6.12"
 	apply_patches
-	say "configuring (tinyconfig + kvm_guest.config + kernel/umem.config)"
+	say "configuring the $UMEM_KERNEL kernel (tinyconfig + kvm_guest.config + ${KFRAGMENTS[*]##*/})"
 	configure
 	rm -f "$KOUT/.umem-key"
-	say "building kernel $(kernel_pkg_version) (a first build takes about 11 minutes on 2 cores; full log: $LOGDIR/kernel-build.log)"
-	run_with_progress "kernel build" "$LOGDIR/kernel-build.log" "$KOUT" \
+	say "building the $UMEM_KERNEL kernel $(kernel_pkg_version) (a first build takes 8 to 15 minutes on 2 cores; full log: $LOGDIR/kernel-build.log)"
+	PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-$UMEM_KERNEL \
+		run_with_progress "kernel build" "$LOGDIR/kernel-build.log" "$KOUT" \
 		make -C "$KSRC" O="$KOUT" LLVM=1 -j"$(nproc)"
-	find "$KOUT" -name '*.o' | wc -l >"$UMEM_CACHE/objcount"
+	find "$KOUT" -name '*.o' | wc -l >"$UMEM_CACHE/objcount-$UMEM_KERNEL"
 	echo "$key" >"$KOUT/.umem-key"
 }
 

@@ -5,7 +5,6 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The kernel cache lives outside the work tree so that a fresh clone reuses it.
 UMEM_CACHE=${UMEM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/umem-dmabuf-rs}
 KSRC=$UMEM_CACHE/src		# git tree: pristine Debian source + patches/
-KOUT=$UMEM_CACHE/build		# O= build directory (bzImage, Module.symvers)
 KPKG=linux-source-6.12
 KTARBALL=/usr/src/linux-source-6.12.tar.xz
 BINDGEN_VERSION=0.73.2
@@ -18,6 +17,26 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 say() { printf '\033[1m==>\033[0m %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Two kernels from the one source tree, each with its own O= build directory
+# (bzImage, Module.symvers) and cache key; UMEM_KERNEL picks one:
+#   test  make check: kernel/umem.config + kernel/test.config (lockdep,
+#         KASAN, kmemleak, fault injection, the hardware drivers)
+#   fast  make demo and benchmarks: kernel/umem.config only
+UMEM_KERNEL=${UMEM_KERNEL:-test}
+case "$UMEM_KERNEL" in
+test)
+	KOUT=$UMEM_CACHE/build
+	KFRAGMENTS=("$ROOT/kernel/umem.config" "$ROOT/kernel/test.config")
+	;;
+fast)
+	KOUT=$UMEM_CACHE/build-fast
+	KFRAGMENTS=("$ROOT/kernel/umem.config")
+	;;
+*)
+	die "UMEM_KERNEL must be 'test' or 'fast', not '$UMEM_KERNEL'"
+	;;
+esac
 
 # Prints the Debian version of the kernel source package, e.g. 6.12.117-1~deb12u1.
 kernel_pkg_version() {
@@ -42,11 +61,16 @@ rdma_core_key() {
 # these makes scripts/kernel.sh rebuild; nothing else does.
 kernel_key() {
 	{
-		echo "recipe 1"
+		echo "recipe 2 $UMEM_KERNEL"
 		kernel_pkg_version
 		cat "$ROOT"/patches/linux-6.12/*.patch 2>/dev/null
-		cat "$ROOT"/kernel/umem.config
+		cat "${KFRAGMENTS[@]}"
 	} | sha256sum | cut -c1-16
+}
+
+# The series alone (scripts/kernel.sh re-applies it only when this changes).
+series_key() {
+	cat "$ROOT"/patches/linux-6.12/*.patch 2>/dev/null | sha256sum | cut -c1-16
 }
 
 # The kernel and rdma-core trees are git repositories whose first commit

@@ -9,11 +9,20 @@ set -euo pipefail
 
 KDIR=${KDIR:-$KOUT}
 [ -f "$KDIR/Module.symvers" ] || die "no built kernel in $KDIR: run 'make kernel' first (or give KDIR=<a built, patched kernel tree>)"
-mkdir -p "$LOGDIR"
+mkdir -p "$LOGDIR" "$ROOT/build"
+stamp=$ROOT/build/module-kernel
 if [ "${1:-}" = clean ]; then
 	make -s -C "$KDIR" LLVM=1 M="$ROOT" clean
+	rm -f "$stamp"
 	exit 0
 fi
+# Objects built for the other kernel (test or fast) must not be linked into
+# modules for this one.
+this="$KDIR $(cat "$KDIR/.umem-key" 2>/dev/null || true)"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" != "$this" ]; then
+	make -s -C "$KDIR" LLVM=1 M="$ROOT" clean
+fi
+echo "$this" >"$stamp"
 # Guest userspace test programs.
 mkdir -p "$ROOT/build/guest-bin"
 for src in "$ROOT"/samples/*/user/*.c "$ROOT"/samples/rdma_dmabuf_pingpong/*.c; do

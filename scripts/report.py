@@ -5,8 +5,13 @@
 Every KTAP block the guest printed between @@UMEM-KTAP-BEGIN/END markers is
 fed to the kernel's own tools/testing/kunit/kunit.py parse; its JSON gives the
 per-case results. The whole log is also scanned for kernel WARNINGs, BUGs,
-Oopses and lockdep reports, which fail the run as one more test. Prints the
-plain closing line "N passed, N failed" and exits non-zero on any failure.
+Oopses, lockdep, KASAN, UBSAN, debugobjects and list corruption reports, which
+fail the run as one more test; a WARNING between the kernel log lines
+"umem-expect-warnings-begin NAME" and "umem-expect-warnings-end NAME" is one a
+test provoked on purpose and does not count. The guest's kmemleak report
+(@@UMEM-KMEMLEAK-BEGIN/END@@) fails the run when a leaked object's allocation
+backtrace touches RDMA, dma-buf or the project's modules. Prints the plain
+closing line "N passed, N failed" and exits non-zero on any failure.
 """
 
 import argparse
@@ -32,8 +37,71 @@ BAD = [
     r"UBSAN:",
     r"refcount_t:",
     r"rust_panic",
+    r"ODEBUG:",
+    r"list_add corruption",
+    r"list_del corruption",
+    r"kernel BUG",
 ]
 BAD_RE = re.compile("|".join(BAD))
+# What a test may provoke on purpose between expect-warnings markers.
+EXPECTABLE_RE = re.compile(r"WARNING:")
+EXPECT_RE = re.compile(r"umem-expect-warnings-(begin|end) (\S+)")
+# A leak in the code under test: its allocation backtrace names one of these.
+LEAK_RE = re.compile(
+    r"\b(ib_\w+|rxe_\w+|rdma_\w+|uverbs\w*|\w*dma_buf\w*|\w*dmabuf\w*|umem\w*|"
+    r"dma_resv\w*|dma_fence\w*)|\[(umem_dmabuf_rs|dmabuf_exporter_rs)\]"
+)
+
+
+def scan_problems(lines):
+    """Kernel log lines that report a problem, and the expected WARNINGs.
+
+    Returns (bad, expected): the distinct problem lines outside expect
+    windows, and the number of WARNING lines inside them.
+    """
+    bad, expected, window = [], 0, None
+    for line in lines:
+        m = EXPECT_RE.search(line)
+        if m:
+            window = m.group(2) if m.group(1) == "begin" else None
+            continue
+        if not BAD_RE.search(line):
+            continue
+        if window and EXPECTABLE_RE.search(line) and not re.search(
+                r"BUG:|Oops|panic|lock|KASAN|UBSAN", line):
+            expected += 1
+            continue
+        bad.append(line)
+    return list(dict.fromkeys(bad)), expected
+
+
+def kmemleak_leaks(lines):
+    """Objects of the guest's kmemleak report: (all, ours), each a list of
+    the objects' text; "ours" are those whose backtrace matches LEAK_RE."""
+    block, inside = [], False
+    for line in lines:
+        if "@@UMEM-KMEMLEAK-BEGIN@@" in line:
+            inside = True
+            continue
+        if "@@UMEM-KMEMLEAK-END@@" in line:
+            inside = False
+            continue
+        if inside:
+            block.append(line)
+    objects, cur = [], None
+    for line in block:
+        if "unreferenced object" in line:
+            cur = [line]
+            objects.append(cur)
+        elif cur is not None:
+            cur.append(line)
+    ours = [o for o in objects
+            if any(LEAK_RE.search(l) for l in o if "backtrace" in l or l.strip().startswith("["))]
+    return objects, ours
+
+
+def has_kmemleak(lines):
+    return any("@@UMEM-KMEMLEAK-END@@" in l for l in lines)
 
 
 def count_cases(node, results, prefix=None):
@@ -108,13 +176,32 @@ def log_results(args, path):
         results.extend(got)
     if args.require_ktap and not ran:
         results.append((f"guest printed KTAP results ({label})", "FAIL"))
-    bad = list(dict.fromkeys(l for l in lines if BAD_RE.search(l)))
+    bad, expected = scan_problems(lines)
     if bad:
         print(f"kernel log of {label} reports problems:")
         for l in bad[:20]:
             print("    " + l)
-    results.append((f"kernel log free of WARNING/BUG/Oops/lockdep ({label})",
+    if expected:
+        print(f"{label}: {expected} WARNING line(s) provoked on purpose between expect markers")
+    results.append((f"kernel log free of WARNING/BUG/Oops/lockdep/KASAN/UBSAN ({label})",
                     "FAIL" if bad else "PASS"))
+    dma_errors = [int(m.group(1)) for m in
+                  (re.search(r"@@UMEM-DMA-API-ERRORS (\d+)@@", l) for l in lines) if m]
+    if dma_errors:
+        if dma_errors[-1]:
+            print(f"{label}: DMA-API debugging counted {dma_errors[-1]} error(s)")
+        results.append((f"DMA-API debug error count is 0 ({label})",
+                        "FAIL" if dma_errors[-1] else "PASS"))
+    if args.require_kmemleak or has_kmemleak(lines):
+        objects, ours = kmemleak_leaks(lines)
+        if objects:
+            print(f"{label}: kmemleak reports {len(objects)} unreferenced object(s), "
+                  f"{len(ours)} in RDMA/dma-buf/project code")
+            for o in ours[:5]:
+                for l in o[:16]:
+                    print("    " + l)
+        results.append((f"kmemleak: no leak in RDMA/dma-buf/project code ({label})",
+                        "FAIL" if ours or not has_kmemleak(lines) else "PASS"))
     return results
 
 
@@ -127,6 +214,8 @@ def main():
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--require-ktap", action="store_true",
                     help="fail when a guest printed no KTAP block")
+    ap.add_argument("--require-kmemleak", action="store_true",
+                    help="fail when a guest printed no kmemleak report")
     args = ap.parse_args()
 
     results = []

@@ -1,9 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Self-test of the verdict logic (scripts/report.py) on synthetic guest logs:
-# a passing log must pass; a log with a failed case, a WARNING, a lockdep
-# report, no KTAP at all, or a guest that died early must each fail, also as
-# the second of two boots; a test stopped by the watchdog must fail.
+# a passing log must pass; a log with a failed case, a WARNING, a lockdep,
+# KASAN, UBSAN, debugobjects or list corruption report, DMA-API errors
+# counted by its debugfs error_count, a kmemleak leak in
+# RDMA/dma-buf/our code (or no kmemleak report), no KTAP at all, or a guest
+# that died early must each fail, also as the second of two boots; a test
+# stopped by the watchdog must fail; a WARNING between expect-warnings
+# markers passes, one outside them fails.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 KUNIT_PY=$KSRC/tools/testing/kunit/kunit.py
@@ -25,7 +29,24 @@ ktap() {	# ktap STATUS_OF_CASE_2
 @@UMEM-KTAP-END@@
 EOT
 }
-end() { echo "@@UMEM-DMESG-BEGIN@@"; echo "[    2.0] reboot: Power down"; echo "@@UMEM-DMESG-END@@"; }
+# kmemleak [OBJECT...]: the guest's kmemleak report (each OBJECT a backtrace
+# function of one unreferenced object).
+kmemleak() {
+	local f
+	echo "@@UMEM-KMEMLEAK-BEGIN@@"
+	for f in "$@"; do
+		echo "unreferenced object 0xffff888004d0c000 (size 64):"
+		echo '  comm "insmod", pid 90, jiffies 4294893000'
+		echo "  backtrace (crc 5e1f0a2b):"
+		echo "    [<ffffffff81234567>] __kmalloc_noprof+0x1a0/0x3c0"
+		echo "    [<ffffffff8198abcd>] $f+0x42/0x100"
+	done
+	echo "@@UMEM-KMEMLEAK-END@@"
+}
+end() {
+	kmemleak
+	echo "@@UMEM-DMESG-BEGIN@@"; echo "[    2.0] reboot: Power down"; echo "@@UMEM-DMESG-END@@"
+}
 
 expect() {	# expect pass|fail NAME LOGFILE...
 	local want=$1 name=$2 rc=0 logs=() l
@@ -34,6 +55,7 @@ expect() {	# expect pass|fail NAME LOGFILE...
 		logs+=(--log "$l")
 	done
 	python3 "$ROOT/scripts/report.py" --kunit-py "$KUNIT_PY" "${logs[@]}" --quiet --require-ktap \
+		--require-kmemleak \
 		>"$tmp/out" 2>&1 || rc=$?
 	if { [ "$want" = pass ] && [ $rc -eq 0 ]; } || { [ "$want" = fail ] && [ $rc -ne 0 ]; }; then
 		return 0
@@ -59,6 +81,45 @@ end >"$tmp/noktap"
 expect fail "no KTAP" "$tmp/noktap" || bad=1
 ktap ok >"$tmp/died"
 expect fail "guest died early" "$tmp/died" || bad=1
+# Sanitizers and debug checks.
+{ ktap ok; echo "[    1.5] BUG: KASAN: slab-use-after-free in rxe_mr_copy+0x80/0x200"; end; } >"$tmp/kasan"
+expect fail "KASAN report" "$tmp/kasan" || bad=1
+{ ktap ok; echo "[    1.5] UBSAN: shift-out-of-bounds in drivers/infiniband/core/umem_dmabuf.c:60:20"; end; } >"$tmp/ubsan"
+expect fail "UBSAN report" "$tmp/ubsan" || bad=1
+{ ktap ok; echo "[    1.5] ODEBUG: free active (active state 0) object: 00000000 object type: work_struct"; end; } >"$tmp/odebug"
+expect fail "debugobjects report" "$tmp/odebug" || bad=1
+{ ktap ok; echo "[    1.5] list_add corruption. next->prev should be prev (ffff8880), but was 0000"; end; } >"$tmp/list"
+expect fail "list corruption" "$tmp/list" || bad=1
+{ ktap ok; echo "@@UMEM-DMA-API-ERRORS 0@@"; end; } >"$tmp/dma0"
+expect pass "DMA-API error count 0" "$tmp/dma0" || bad=1
+{ ktap ok; echo "@@UMEM-DMA-API-ERRORS 12@@"; end; } >"$tmp/dma12"
+expect fail "DMA-API errors counted" "$tmp/dma12" || bad=1
+# Leaks: ours fail, others are only reported; a missing report fails.
+{ ktap ok; kmemleak rxe_mr_init_user; end; } >"$tmp/leak"
+expect fail "kmemleak leak in rxe" "$tmp/leak" || bad=1
+{ ktap ok; kmemleak "umem_rs_get [umem_dmabuf_rs]"; end; } >"$tmp/leakmod"
+expect fail "kmemleak leak in our module" "$tmp/leakmod" || bad=1
+{ ktap ok; kmemleak acpi_ns_evaluate; end; } >"$tmp/leakother"
+expect pass "kmemleak leak elsewhere" "$tmp/leakother" || bad=1
+{ ktap ok; echo "@@UMEM-DMESG-BEGIN@@"; echo "@@UMEM-DMESG-END@@"; } >"$tmp/noleakscan"
+expect fail "no kmemleak report" "$tmp/noleakscan" || bad=1
+# A WARNING a test provokes on purpose, between its markers, does not count;
+# one after the end marker does, and so does a lockdep report inside.
+expected_warning() {	# expected_warning LINE_INSIDE [LINE_AFTER]
+	ktap ok
+	echo "[    1.4] umem-expect-warnings-begin wrong_lock_refused"
+	echo "[    1.5] $1"
+	echo "[    1.6] umem-expect-warnings-end wrong_lock_refused"
+	[ -n "${2:-}" ] && echo "[    1.7] $2"
+	end
+}
+warnline="WARNING: CPU: 0 PID: 93 at rust/helpers/bug.c:12 rust_helper_WARN_ON+0x5/0x10"
+expected_warning "$warnline" >"$tmp/expected"
+expect pass "expected WARNING between markers" "$tmp/expected" || bad=1
+expected_warning "$warnline" "$warnline" >"$tmp/unexpected"
+expect fail "WARNING after the end marker" "$tmp/unexpected" || bad=1
+expected_warning "WARNING: possible circular locking dependency detected" >"$tmp/lockdepin"
+expect fail "lockdep report between markers" "$tmp/lockdepin" || bad=1
 # Two boots: each log is judged on its own.
 expect pass "two clean boots" "$tmp/good" "$tmp/good" || bad=1
 expect fail "WARNING in the second boot" "$tmp/good" "$tmp/warn" || bad=1
