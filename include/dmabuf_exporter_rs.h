@@ -17,6 +17,8 @@ void dmabuf_exp_test_migrate_remaps(struct kunit *test);
 void dmabuf_exp_test_migrate_refusals(struct kunit *test);
 void dmabuf_exp_test_fence_orders_copy(struct kunit *test);
 void dmabuf_exp_test_refcounts(struct kunit *test);
+void dmabuf_exp_test_wrong_lock_refused(struct kunit *test);
+void dmabuf_exp_test_two_attachments_same_pages(struct kunit *test);
 
 /* A new dynamic buffer of @size bytes as a descriptor, or -errno. */
 int dmabuf_exp_kunit_create_fd(size_t size);

@@ -13,6 +13,7 @@
 //! - A [`Mapping`] carries the window applied to its table and is undone by
 //!   [`Attachment::unmap`] before the table goes back to the exporter.
 
+use super::bug::warn_on_once;
 use super::device::Device;
 use super::dma_resv::{DmaResv, ResvLocked};
 use super::scatterlist::{DmaWindow, SgTable};
@@ -228,12 +229,13 @@ impl Attachment {
     }
 
     fn check(&self, locked: &ResvLocked<'_>) -> Result {
-        if locked.is_for(self.dmabuf().resv()) {
-            Ok(())
-        } else {
-            pr_err!("dma-buf attachment used with another buffer's lock\n");
-            Err(EINVAL)
+        if warn_on_once!(
+            !locked.is_for(self.dmabuf().resv()),
+            "dma-buf attachment used with another buffer's lock\n"
+        ) {
+            return Err(EINVAL);
         }
+        Ok(())
     }
 
     /// Pins the buffer in place for this attachment (`dma_buf_pin`).
@@ -275,17 +277,22 @@ impl Attachment {
     /// A mapping of another attachment, or a wrong lock, is refused (and
     /// leaked rather than unmapped through the wrong attachment).
     pub(crate) fn unmap(&self, locked: &ResvLocked<'_>, mapping: Mapping) {
-        if self.check(locked).is_err() || mapping.attach != self.as_raw() {
-            pr_err!("dma-buf mapping unmapped through the wrong attachment\n");
+        if self.check(locked).is_err()
+            || warn_on_once!(
+                mapping.attach != self.as_raw(),
+                "dma-buf mapping unmapped through the wrong attachment\n"
+            )
+        {
             return;
         }
         let Mapping { sgt, window, .. } = mapping;
         if let Some(window) = window {
             // SAFETY: `sgt` stays mapped until the unmap below (invariant of `Mapping`).
             let table = unsafe { SgTable::from_raw(sgt.as_ptr()) };
-            if window.restore(table).is_err() {
-                pr_err!("dma-buf window does not belong to its table\n");
-            }
+            warn_on_once!(
+                window.restore(table).is_err(),
+                "dma-buf window does not belong to its table\n"
+            );
         }
         // SAFETY: `mapping` was mapped for this live attachment (its invariant)
         // and is consumed here, so it is unmapped once; the lock is held.

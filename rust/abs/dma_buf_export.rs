@@ -9,6 +9,7 @@
 //! that the core calls with the buffer's reservation lock held (map, unmap,
 //! pin, unpin) get a proof of it; [`DmaBuf::move_notify`] takes one.
 
+use super::bug::warn_on_once;
 use super::device::Device;
 use super::dma_buf::{Attachment, DmaBuf, DynAttachment, Importer, ImporterOps};
 use super::dma_resv::ResvLocked;
@@ -25,7 +26,10 @@ impl DmaBuf {
     /// Tells every dynamic importer that the buffer is about to move
     /// (`dma_buf_move_notify`); they drop their mappings before this returns.
     pub(crate) fn move_notify(&self, locked: &ResvLocked<'_>) -> Result {
-        if !locked.is_for(self.resv()) {
+        if warn_on_once!(
+            !locked.is_for(self.resv()),
+            "dma-buf move_notify with another buffer's lock\n"
+        ) {
             return Err(EINVAL);
         }
         // SAFETY: the buffer is live and its reservation lock is held.

@@ -12,6 +12,7 @@
 //! `#[cfg(umem_importer)]` or `#[cfg(umem_exporter)]`, set per module by
 //! Kbuild.
 
+pub(crate) mod bug;
 pub(crate) mod device;
 pub(crate) mod dma_buf;
 pub(crate) mod dma_resv;

@@ -359,8 +359,17 @@ impl Drop for OwnedSgTable {
 /// `sgt` is first, so the table's address is this value's. If `allocated`,
 /// it was allocated with one entry per segment of `pages`; if `mapped`, each
 /// entry was set to its segment and the table mapped with
-/// `dma_map_sgtable(dev, dir)`. Drop undoes what was done. `pages` keeps the
+/// `dma_map_sgtable(dev, dir, MAP_ATTRS)`. Drop undoes what was done. `pages` keeps the
 /// memory alive while the table exists.
+/// Attributes of an exporter's mappings: like DRM PRIME (`drm_gem_map_dma_buf`),
+/// no CPU cache maintenance at map and unmap time. Several attachments map the
+/// same pages at once (two MRs on one buffer); cache maintenance is the CPU
+/// access path's business, and without this attribute DMA-API debugging rightly
+/// refuses overlapping streaming mappings that each claim to own the cachelines.
+#[cfg(umem_exporter)]
+// CAST: the attribute bits are small constants; bindgen gives `unsigned long` as `usize`.
+const MAP_ATTRS: usize = bindings::DMA_ATTR_SKIP_CPU_SYNC as usize;
+
 #[cfg(umem_exporter)]
 #[repr(C)]
 pub(crate) struct PageTable {
@@ -426,7 +435,7 @@ impl PageTable {
         // SAFETY: the table describes live pages; the device is live; the mapping
         // is undone in `drop`.
         kernel::error::to_result(unsafe {
-            bindings::dma_map_sgtable(dev.as_raw(), sgt, dir.as_raw(), 0)
+            bindings::dma_map_sgtable(dev.as_raw(), sgt, dir.as_raw(), MAP_ATTRS)
         })?;
         table.mapped = true;
         Ok(table)
@@ -455,7 +464,7 @@ impl Drop for PageTable {
         let sgt = self.sgt.get();
         if self.mapped {
             // SAFETY: mapped for `dev` with `dir` in `new` (type invariant).
-            unsafe { bindings::dma_unmap_sgtable(self.dev, sgt, self.dir.as_raw(), 0) };
+            unsafe { bindings::dma_unmap_sgtable(self.dev, sgt, self.dir.as_raw(), MAP_ATTRS) };
         }
         if self.allocated {
             // SAFETY: allocated in `new` (type invariant), freed once.

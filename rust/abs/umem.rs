@@ -10,6 +10,7 @@
 //! owners ([`DynAttachment`], [`Mapping`]) are stored into its fields and taken
 //! back from them, so there is nothing to keep in sync.
 
+use super::bug::warn_on_once;
 use super::device::{Device, IbDevice};
 use super::dma_buf::{
     AttachOps, Attachment, DmaBuf, DynAttachment, Importer, ImporterOps, Mapping,
@@ -149,14 +150,14 @@ impl UmemDmabuf {
         Ok(self.resv()?.lock())
     }
 
+    /// Whether `locked` is the proof for this umem's buffer; a WARNING if
+    /// not (the accessors then read nothing and change nothing).
     fn check(&self, locked: &ResvLocked<'_>) -> bool {
-        match self.resv() {
-            Ok(resv) if locked.is_for(resv) => true,
-            _ => {
-                pr_err!("ib_umem_dmabuf accessed without its reservation lock\n");
-                false
-            }
-        }
+        let ours = matches!(self.resv(), Ok(resv) if locked.is_for(resv));
+        !warn_on_once!(
+            !ours,
+            "ib_umem_dmabuf accessed without its reservation lock\n"
+        )
     }
 
     /// Whether the umem was revoked.

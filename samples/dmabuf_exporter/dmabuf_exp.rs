@@ -12,6 +12,7 @@
 // only there (see rust/umem_rs.rs).
 #[path = "../../rust/abs"]
 mod abs {
+    pub(crate) mod bug;
     pub(crate) mod device;
     pub(crate) mod dma_buf;
     pub(crate) mod dma_buf_export;

@@ -103,6 +103,8 @@ EXP_CASE(create_layouts)
 EXP_CASE(create_rejects)
 EXP_CASE(migrate_remaps)
 EXP_CASE(migrate_refusals)
+EXP_CASE(wrong_lock_refused)
+EXP_CASE(two_attachments_same_pages)
 EXP_CASE(fence_orders_copy)
 EXP_CASE(refcounts)
 
@@ -111,6 +113,8 @@ static struct kunit_case dmabuf_exp_cases[] = {
 	KUNIT_CASE(create_rejects),
 	KUNIT_CASE(migrate_remaps),
 	KUNIT_CASE(migrate_refusals),
+	KUNIT_CASE(wrong_lock_refused),
+	KUNIT_CASE(two_attachments_same_pages),
 	KUNIT_CASE(fence_orders_copy),
 	KUNIT_CASE(refcounts),
 	KUNIT_CASE(importers_follow_migration),

@@ -264,6 +264,65 @@ fn migrate_refusals(t: &Test) {
 }
 kunit_case!(dmabuf_exp_test_migrate_refusals, migrate_refusals);
 
+/// A lock proof for another buffer is a caller bug: each abstraction refuses
+/// it with `EINVAL` and a kernel WARNING (once per call site). The WARNINGs
+/// are expected here: the markers tell the test runner's verdict, which
+/// fails on any WARNING outside such a pair (scripts/report.py).
+fn wrong_lock_refused(t: &Test) {
+    let Some(dev) = device(t) else { return };
+    let (Some(buf), Some(other)) = (setup(t, 4 * P, &[], true), setup(t, 4 * P, &[], true)) else {
+        return;
+    };
+    let Some(imp) = import(t, dev, &buf) else {
+        return;
+    };
+    pr_err!("umem-expect-warnings-begin wrong_lock_refused\n");
+    {
+        let wrong = other.resv().lock();
+        check_eq!(t, imp.attachment().pin(&wrong).err(), Some(EINVAL));
+        check_eq!(t, imp.attachment().map(&wrong).err(), Some(EINVAL));
+        check_eq!(t, buf.move_notify(&wrong).err(), Some(EINVAL));
+    }
+    pr_err!("umem-expect-warnings-end wrong_lock_refused\n");
+    // Nothing happened to the buffer: no pin, no mapping, nobody notified.
+    let s = exporter::stats(&buf).unwrap_or_default();
+    check_eq!(t, (s.pins, s.mappings, s.maps), (0, 0, 0));
+    check_eq!(t, imp.data().notified.load(Ordering::Relaxed), 0);
+    // With its own lock everything works.
+    check!(t, map(&buf, &imp).is_ok());
+    unmap(&buf, &imp);
+}
+kunit_case!(dmabuf_exp_test_wrong_lock_refused, wrong_lock_refused);
+
+/// Two importers of one device map the same pages at once (two MRs of one
+/// RDMA device on one buffer). Both see the same entries, and DMA-API
+/// debugging has nothing to object to: the verdict fails on its error count.
+fn two_attachments_same_pages(t: &Test) {
+    let Some(dev) = device(t) else { return };
+    for dynamic in [false, true] {
+        let Some(buf) = setup(t, 8 * P, &[2, 1, 4, 1], dynamic) else {
+            return;
+        };
+        let (Some(a), Some(b)) = (import(t, dev, &buf), import(t, dev, &buf)) else {
+            return;
+        };
+        let (ea, eb) = (map(&buf, &a), map(&buf, &b));
+        check!(t, ea.is_ok() && eb.is_ok());
+        if let (Ok(ea), Ok(eb)) = (ea, eb) {
+            check_eq!(t, ea.len(), 4);
+            check!(t, ea[..] == eb[..]);
+        }
+        let s = exporter::stats(&buf).unwrap_or_default();
+        check_eq!(t, (s.attachments, s.mappings), (2, 2));
+        unmap(&buf, &a);
+        unmap(&buf, &b);
+    }
+}
+kunit_case!(
+    dmabuf_exp_test_two_attachments_same_pages,
+    two_attachments_same_pages
+);
+
 fn fence_orders_copy(t: &Test) {
     let size = 64 * P;
     let Some(buf) = setup(t, size, &[16, 16, 32], true) else {
