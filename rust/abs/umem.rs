@@ -71,20 +71,32 @@ impl RevokeCallback {
     }
 }
 
-/// The attach ops a umem may be created with: `importer_priv` is always the
-/// umem, which is what drivers' C callbacks and this crate's [`Importer`]s
-/// expect.
+/// The attach ops a umem may be created with.
+///
+/// # Invariants
+///
+/// Every callback of the table expects `importer_priv` to be the
+/// `ib_umem_dmabuf` the attachment belongs to: [`OwnedUmem::new`] attaches
+/// with the umem as private data and relies on this.
 #[derive(Clone, Copy)]
 pub(crate) struct UmemAttachOps(&'static AttachOps);
 
 impl UmemAttachOps {
-    /// A driver's table (C callbacks that expect the umem as `importer_priv`).
-    pub(crate) fn foreign(ops: &'static AttachOps) -> Self {
+    /// A driver's table, for the `ib_umem_dmabuf_get*()` calls of C drivers.
+    ///
+    /// # Safety
+    ///
+    /// Every callback of `ops` treats `importer_priv` as the umem being
+    /// created (the contract of `ib_umem_dmabuf_get()` with its callers).
+    pub(crate) unsafe fn foreign(ops: &'static AttachOps) -> Self {
+        // INVARIANT: guaranteed by the caller.
         Self(ops)
     }
 
     /// The table of a Rust importer whose private data is the umem.
     pub(crate) fn of<T: Importer<Priv = UmemDmabuf>>() -> Self {
+        // INVARIANT: the trampolines of `ImporterOps<T>` read `importer_priv`
+        // as `T::Priv`, which is `UmemDmabuf`.
         Self(ImporterOps::<T>::table())
     }
 
@@ -319,8 +331,8 @@ impl OwnedUmem {
         // SAFETY: `raw` comes from `KBox::into_raw`, so it is non-null.
         let owned = Self(unsafe { NonNull::new_unchecked(raw.cast::<UmemDmabuf>()) });
         // SAFETY: `importer_priv` is the umem, which outlives the attachment: it is
-        // detached in `drop` before the memory is freed. `UmemAttachOps` only
-        // holds tables whose callbacks expect the umem as `importer_priv`.
+        // detached in `drop` before the memory is freed. The callbacks of `ops`
+        // expect the umem as `importer_priv` (invariant of `UmemAttachOps`).
         let attach = unsafe { DynAttachment::new(dmabuf, dev, ops.0, owned.get())? };
         // SAFETY: the umem is not handed out yet; callbacks that may already run
         // get the attachment as an argument and do not read this field.
@@ -506,7 +518,9 @@ macro_rules! umem_importer_ffi {
                         AttachOps::from_raw(ops),
                     )
                 };
-                let ops = ops.map(UmemAttachOps::foreign);
+                // SAFETY: a driver's attach ops for ib_umem_dmabuf_get() expect
+                // the umem as `importer_priv` (the function's contract).
+                let ops = ops.map(|ops| unsafe { UmemAttachOps::foreign(ops) });
                 let req = UmemRequest { offset, size, fd, access };
                 umem_result(<$t>::get(device, dma_device, req, ops))
             }
