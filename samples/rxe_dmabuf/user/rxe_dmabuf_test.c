@@ -365,6 +365,75 @@ out:
 	close(fd);
 }
 
+/*
+ * Three live MRs on one exporter buffer of 16 pages, as applications do when
+ * they register one GPU buffer several times: A and B over the whole buffer,
+ * C over [4 pages + 100, 12 pages) (overlapping both, sub-page offset). Each
+ * is an attachment of its own that maps the same pages. Writes through each,
+ * reads back through another, and the buffer migrates between writes.
+ */
+static void several_mrs_case(unsigned char *host, struct ibv_mr *hmr)
+{
+	const __u32 acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_READ;
+	const __u64 ia = 0x300000, ib = 0x400000, ic = 0x500000 + 100;
+	int err, fd = exp_create(16 * PAGE, &err), ok, i;
+	struct dmabuf_exp_stats st;
+	struct dmr a, b, c;
+	unsigned char *map;
+
+	if (fd < 0) {
+		result(0, "several_mrs: create (%d)", err);
+		return;
+	}
+	map = mmap(NULL, 16 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ok = map != MAP_FAILED && !reg_dmabuf_mr(0, 16 * PAGE, ia, fd, acc, &a);
+	ok = ok && !reg_dmabuf_mr(0, 16 * PAGE, ib, fd, acc, &b);
+	ok = ok && !reg_dmabuf_mr(4 * PAGE + 100, 8 * PAGE - 100, ic, fd, acc, &c);
+	st = exp_stats(fd);
+	result(ok && st.attachments == 3, "several_mrs_on_one_buffer_registered (attachments %llu)",
+	       (unsigned long long)st.attachments);
+	if (!ok)
+		goto out;
+	/* Through C into the overlap, read back through A; through B, read in C. */
+	fill(host, 2 * PAGE, 40);
+	ok = rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, 2 * PAGE, ic + PAGE, c.rkey);
+	ok = ok && same(map + 5 * PAGE + 100, 2 * PAGE, 40);
+	memset(host, 0, 2 * PAGE);
+	ok = ok && rdma(qa, IBV_WR_RDMA_READ, (uintptr_t)host, hmr->lkey, 2 * PAGE,
+			ia + 5 * PAGE + 100, a.rkey);
+	ok = ok && same(host, 2 * PAGE, 40);
+	fill(host, PAGE, 41);
+	ok = ok && rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE,
+			ib + 8 * PAGE, b.rkey);
+	memset(host, 0, PAGE);
+	ok = ok && rdma(qa, IBV_WR_RDMA_READ, (uintptr_t)host, hmr->lkey, PAGE,
+			ic + 4 * PAGE - 100, c.rkey);
+	result(ok && same(host, PAGE, 41), "several_mrs_write_one_read_another");
+	/* Each migration notifies all three; each MR re-maps on its next use. */
+	for (i = 0; ok && i < 6; i++) {
+		const struct dmr *m = i % 3 == 0 ? &a : i % 3 == 1 ? &b : &c;
+		__u64 base = i % 3 == 0 ? ia : i % 3 == 1 ? ib : ic;
+
+		ok = exp_migrate(fd, i % 2 ? 5 : 0) == 0;
+		fill(host, PAGE, 50 + i);
+		ok = ok && rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE,
+				base + PAGE, m->rkey);
+		ok = ok && same(map + (i % 3 == 2 ? 5 * PAGE + 100 : PAGE), PAGE, 50 + i);
+	}
+	st = exp_stats(fd);
+	result(ok && st.move_notifies >= 18,
+	       "several_mrs_follow_migrations (notified %llu)",
+	       (unsigned long long)st.move_notifies);
+	result(!dereg_mr(&a) && !dereg_mr(&b) && !dereg_mr(&c), "several_mrs_dereg");
+	st = exp_stats(fd);
+	result(st.attachments == 0 && st.mappings == 0, "several_mrs_attachments_back_to_0");
+out:
+	if (map != MAP_FAILED)
+		munmap(map, 16 * PAGE);
+	close(fd);
+}
+
 /* Runs CMD...; its exit status, or -1 if it is still running after @secs. */
 static int run_for(int secs, double *took, char *const argv[])
 {
@@ -668,6 +737,8 @@ int main(int argc, char **argv)
 		munmap(map, 16 * PAGE);
 	close(fd);
 	close(ufd);
+
+	several_mrs_case(host, hmr);
 
 	/* Bad requests get the uverbs/C errno. */
 	fd = exp_create(4 * PAGE, &err);
