@@ -46,7 +46,7 @@ PY
 fi
 
 say "host checks"
-# Built with the kernel (kernel/umem.config): a driver that no longer
+# Built with the test kernel (kernel/test.config): a driver that no longer
 # compiles against the patched ib_core stops the kernel build; this also
 # catches one that silently stopped being built.
 hw_drivers_built() {
