@@ -24,6 +24,12 @@ struct umem_mock_exp {
 	bool dynamic;		/* has pin/unpin: move_notify capable */
 	int fail_pin;		/* errno returned by pin, 0 for success */
 	int fail_map;		/* errno returned by map, 0 for success */
+	/*
+	 * Notify each new attachment of a move from inside attach, standing in
+	 * for a move by another thread right after the core made the
+	 * attachment visible, before the importer got it back.
+	 */
+	bool notify_in_attach;
 
 	atomic_t attached, detached, pinned, unpinned, mapped, unmapped;
 	atomic_t bad_restore;	/* unmaps whose table differed from the map */

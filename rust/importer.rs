@@ -58,7 +58,8 @@ impl Importer for PinnedOps {
     type Priv = UmemDmabuf;
     const ALLOW_PEER2PEER: bool = true;
 
-    fn move_notify(umem: &UmemDmabuf, _attach: &Attachment, _locked: &ResvLocked<'_>) {
+    fn move_notify(umem: &UmemDmabuf, attach: &Attachment, locked: &ResvLocked<'_>) {
+        umem.adopt_attachment(attach, locked);
         shim::warn_pinned_move(umem.ib_device());
     }
 }
@@ -71,6 +72,10 @@ impl Importer for RevocableOps {
     const ALLOW_PEER2PEER: bool = true;
 
     fn move_notify(umem: &UmemDmabuf, attach: &Attachment, locked: &ResvLocked<'_>) {
+        // A move notified while the umem is still being created revokes it
+        // too (creation then fails, as C's does): the umem must know its
+        // attachment for that.
+        umem.adopt_attachment(attach, locked);
         revoke_locked(umem, attach, locked);
     }
 }

@@ -223,7 +223,7 @@ impl Attachment {
         unsafe { DmaBuf::from_raw((*self.as_raw()).dmabuf) }
     }
 
-    fn importer_priv(&self) -> *mut kernel::ffi::c_void {
+    pub(crate) fn importer_priv(&self) -> *mut kernel::ffi::c_void {
         // SAFETY: the attachment is live; the field is set once at attach time.
         unsafe { (*self.as_raw()).importer_priv }
     }

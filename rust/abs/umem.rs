@@ -33,7 +33,10 @@ use kernel::types::{ARef, Opaque};
 ///   is `repr(transparent)` over the C structure).
 /// - `attach` is null only until `OwnedUmem::new` returns; from then on it is
 ///   a [`DynAttachment`] owned by the umem (given up with `into_raw`), with
-///   `importer_priv` pointing to this structure.
+///   `importer_priv` pointing to this structure. It is written with the
+///   buffer's reservation lock held, either by `OwnedUmem::new` or by a
+///   notification that arrives while `new` is still running
+///   ([`UmemDmabuf::adopt_attachment`]); both write the same value.
 /// - `sgt` is null, or it and `first_sg`, `first_sg_offset`, `last_sg`,
 ///   `last_sg_trim` and `umem.sgt_append.sgt.nents` are the parts of one
 ///   [`Mapping`] of `attach` with its window, owned by the umem.
@@ -142,8 +145,10 @@ impl UmemDmabuf {
 
     /// The umem's attachment (`EINVAL` while it is still being created).
     pub(crate) fn attachment(&self) -> Result<&Attachment> {
-        // SAFETY: `attach` is written once, before the umem is handed out; a
-        // non-null value is a live attachment owned by the umem (type invariant).
+        // SAFETY: `attach` is written once, under the lock, before the umem is
+        // handed out; the only other readers before that are notifications,
+        // which hold the same lock. A non-null value is a live attachment owned
+        // by the umem (type invariant).
         let attach = unsafe { (*self.raw()).attach };
         if attach.is_null() {
             return Err(EINVAL);
@@ -160,6 +165,32 @@ impl UmemDmabuf {
     /// Takes the buffer's reservation lock.
     pub(crate) fn lock(&self) -> Result<ResvGuard<'_>> {
         Ok(self.resv()?.lock())
+    }
+
+    /// Records `attach`, the attachment a notification came through, as the
+    /// umem's own if creation has not stored it yet.
+    ///
+    /// `dma_buf_dynamic_attach()` makes the attachment visible to the
+    /// exporter before it returns it, so a move may be notified before
+    /// [`OwnedUmem::new`] has stored it; without this the notification would
+    /// find no attachment (and so no lock to check) and be dropped. Only an
+    /// attachment whose `importer_priv` is this umem is taken.
+    pub(crate) fn adopt_attachment(&self, attach: &Attachment, locked: &ResvLocked<'_>) {
+        let raw = self.raw();
+        if attach.importer_priv().cast::<bindings::ib_umem_dmabuf>() != raw
+            || !locked.is_for(attach.dmabuf().resv())
+        {
+            return;
+        }
+        // SAFETY: the field is only written with this lock held (type
+        // invariant), which `locked` proves; `attach` is the attachment
+        // `OwnedUmem::new` is creating for this umem (its `importer_priv`),
+        // and `new` stores the same pointer, so ownership is unchanged.
+        unsafe {
+            if (*raw).attach.is_null() {
+                (*raw).attach = attach.as_raw();
+            }
+        }
     }
 
     /// Whether `locked` is the proof for this umem's buffer; a WARNING if
@@ -333,10 +364,24 @@ impl OwnedUmem {
         // SAFETY: `importer_priv` is the umem, which outlives the attachment: it is
         // detached in `drop` before the memory is freed. The callbacks of `ops`
         // expect the umem as `importer_priv` (invariant of `UmemAttachOps`).
-        let attach = unsafe { DynAttachment::new(dmabuf, dev, ops.0, owned.get())? };
-        // SAFETY: the umem is not handed out yet; callbacks that may already run
-        // get the attachment as an argument and do not read this field.
-        unsafe { (*raw).attach = attach.into_raw() };
+        let attach = match unsafe { DynAttachment::new(dmabuf, dev, ops.0, owned.get()) } {
+            Ok(attach) => attach,
+            Err(e) => {
+                // SAFETY: the attachment is gone, so nothing can notify (and
+                // adopt) any more; `drop` must not detach it a second time.
+                unsafe { (*raw).attach = ptr::null_mut() };
+                return Err(e);
+            }
+        };
+        let attach = attach.into_raw();
+        // SAFETY: the attachment is live: the umem owns it from here on (it is
+        // stored below, or was already, by `adopt_attachment`).
+        let stored = unsafe { Attachment::from_raw(attach) };
+        let guard = stored.dmabuf().resv().lock();
+        // SAFETY: written under the lock, as notifications that may already run
+        // do (`adopt_attachment`), with the same pointer.
+        unsafe { (*raw).attach = attach };
+        drop(guard);
         Ok(owned)
     }
 

@@ -308,6 +308,35 @@ static void revoke_once(struct kunit *test)
 	umem_mock_destroy(test, exp);
 }
 
+/*
+ * A move notified before creation returned (the exporter sees the attachment
+ * as soon as dma_buf_dynamic_attach() has listed it) revokes the umem like
+ * any other move: creation fails with EINVAL and leaves nothing pinned,
+ * mapped or attached. Rust only: the C importer dereferences the still-NULL
+ * umem_dmabuf->attach in that notification (dma_resv_assert_held() in
+ * builtin_unmap_pages() under lockdep).
+ */
+static void revocable_moved_during_creation(struct kunit *test)
+{
+	struct umem_test_ctx *ctx = test->priv;
+	struct umem_mock_exp *exp = umem_mock_create(test, lens_mixed, 7, true);
+	int fd = umem_mock_fd(test, exp);
+	struct ib_umem_dmabuf *umem;
+
+	exp->notify_in_attach = true;
+	umem = umem_rs_ops.get_pinned_revocable_and_lock(ctx->ibdev, 0, 4 * P, fd, 0);
+	close_fd(fd);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(umem), -EINVAL);
+	if (!IS_ERR(umem)) {
+		dma_resv_unlock(exp->dmabuf->resv);
+		umem_rs_ops.release(umem);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&exp->map_calls), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&exp->detached), 1);
+	KUNIT_EXPECT_FALSE(test, dma_resv_is_locked(exp->dmabuf->resv));
+	umem_mock_destroy(test, exp);
+}
+
 static void revoke_on_release(struct kunit *test)
 {
 	struct umem_test_ctx *ctx = test->priv;
@@ -526,6 +555,7 @@ static struct kunit_case umem_importer_cases[] = {
 	KUNIT_CASE_PARAM(unmap_when_unmapped, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(move_notify_then_remap, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(revoke_once, umem_impl_gen_params),
+	KUNIT_CASE(revocable_moved_during_creation),
 	KUNIT_CASE_PARAM(revoke_on_release, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(pinned_pin_count, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(pinned_move_is_ignored, umem_impl_gen_params),

@@ -36,6 +36,11 @@ static int mock_attach(struct dma_buf *dmabuf, struct dma_buf_attachment *a)
 	struct umem_mock_exp *exp = dmabuf->priv;
 
 	atomic_inc(&exp->attached);
+	if (exp->notify_in_attach && a->importer_ops) {
+		dma_resv_lock(dmabuf->resv, NULL);
+		a->importer_ops->move_notify(a);
+		dma_resv_unlock(dmabuf->resv);
+	}
 	return 0;
 }
 
