@@ -7,7 +7,9 @@
 # tail of LOG printed. UMEM_KVM=1 opts in to KVM (it cannot boot on the
 # nested hosts this project is developed on). acpi=noirq: evaluating the
 # ACPI PCI interrupt links took 13 to 16 s of every test-kernel boot under
-# TCG (KASAN, lockdep); the devices use MSI-X anyway.
+# TCG (KASAN, lockdep); the devices use MSI-X anyway. slab_nomerge: fault
+# injection flags slab caches one by one (guest/init), which merged caches
+# refuse.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -32,7 +34,7 @@ timeout -k 10 "$timeout" qemu-system-x86_64 "${accel[@]}" -smp 2 -m 2G \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
 	-kernel "$KOUT/arch/x86/boot/bzImage" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 sysctl.kernel.panic_on_rcu_stall=1 acpi=noirq umem.job=$job $*" \
+	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 sysctl.kernel.panic_on_rcu_stall=1 acpi=noirq slab_nomerge umem.job=$job $*" \
 	</dev/null >"$log" 2>&1 || rc=$?
 tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
