@@ -35,21 +35,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
-#include <linux/udmabuf.h>
-#include <rdma/ib_user_ioctl_cmds.h>
-#include <rdma/ib_user_ioctl_verbs.h>
-#include <rdma/rdma_user_ioctl_cmds.h>
 
-#include "dmabuf_exporter_rs.h"
 #include "bufinfo_user.h"
 #include "ktap_user.h"
+#include "rdma_user.h"
 
 #define PAGE 4096UL
 #define READ_CHUNK (4UL << 20)
-
-struct dmr {
-	__u32 handle, lkey, rkey;
-};
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -57,167 +49,31 @@ static struct ibv_cq *cq;
 static struct ibv_qp *qa, *qb;
 static int expdev;
 
-/* Fills the header of a request for a method of the MR object. */
-static void mr_request(struct ib_uverbs_ioctl_hdr *hdr, size_t len, __u16 method,
-		       __u16 num_attrs)
-{
-	memset(hdr, 0, len);
-	hdr->length = len;
-	hdr->object_id = UVERBS_OBJECT_MR;
-	hdr->method_id = method;
-	hdr->num_attrs = num_attrs;
-	/* ib_core checks it against the device's driver. */
-	hdr->driver_id = RDMA_DRIVER_RXE;
-}
-
-/* UVERBS_METHOD_REG_DMABUF_MR with all nine attributes; 0 or an errno. */
 static int reg_dmabuf_mr(__u64 offset, __u64 length, __u64 iova, int fd,
 			 __u32 access, struct dmr *mr)
 {
-	struct {
-		struct ib_uverbs_ioctl_hdr hdr;
-		struct ib_uverbs_attr attrs[9];
-	} req;
-	struct ib_uverbs_attr *a = req.attrs;
-
-	mr_request(&req.hdr, sizeof(req), UVERBS_METHOD_REG_DMABUF_MR, 9);
-	a[0].attr_id = UVERBS_ATTR_REG_DMABUF_MR_HANDLE;	/* idr, new */
-	a[1].attr_id = UVERBS_ATTR_REG_DMABUF_MR_PD_HANDLE;
-	a[1].data = pd->handle;
-	a[2].attr_id = UVERBS_ATTR_REG_DMABUF_MR_OFFSET;
-	a[2].len = sizeof(__u64);
-	a[2].data = offset;
-	a[3].attr_id = UVERBS_ATTR_REG_DMABUF_MR_LENGTH;
-	a[3].len = sizeof(__u64);
-	a[3].data = length;
-	a[4].attr_id = UVERBS_ATTR_REG_DMABUF_MR_IOVA;
-	a[4].len = sizeof(__u64);
-	a[4].data = iova;
-	a[5].attr_id = UVERBS_ATTR_REG_DMABUF_MR_FD;	/* PTR_IN u32 */
-	a[5].len = sizeof(__u32);
-	a[5].data = (__u32)fd;
-	a[6].attr_id = UVERBS_ATTR_REG_DMABUF_MR_ACCESS_FLAGS;
-	a[6].len = sizeof(__u32);
-	a[6].data = access;
-	a[7].attr_id = UVERBS_ATTR_REG_DMABUF_MR_RESP_LKEY;
-	a[7].len = sizeof(mr->lkey);
-	a[7].data = (uintptr_t)&mr->lkey;
-	a[8].attr_id = UVERBS_ATTR_REG_DMABUF_MR_RESP_RKEY;
-	a[8].len = sizeof(mr->rkey);
-	a[8].data = (uintptr_t)&mr->rkey;
-	if (ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &req))
-		return errno;
-	mr->handle = a[0].data;
-	return 0;
+	return uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, offset, length, iova, fd,
+				access, mr);
 }
 
 static int dereg_mr(struct dmr *mr)
 {
-	struct {
-		struct ib_uverbs_ioctl_hdr hdr;
-		struct ib_uverbs_attr attrs[1];
-	} req;
-
-	mr_request(&req.hdr, sizeof(req), UVERBS_METHOD_MR_DESTROY, 1);
-	req.attrs[0].attr_id = UVERBS_ATTR_DESTROY_MR_HANDLE;
-	req.attrs[0].data = mr->handle;
-	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &req) ? errno : 0;
+	return uv_dereg_mr(ctx->cmd_fd, mr);
 }
 
 static int exp_create(__u64 size, int *err)
 {
-	struct dmabuf_exp_create c = {
-		.version = DMABUF_EXP_VERSION, .flags = DMABUF_EXP_F_DYNAMIC,
-		.size = size,
-	};
-
-	*err = ioctl(expdev, DMABUF_EXP_IOC_CREATE, &c) ? errno : 0;
-	return *err ? -1 : c.fd;
+	return exp_create_chunks(expdev, size, DMABUF_EXP_F_DYNAMIC, NULL, 0, err);
 }
 
 static int exp_migrate(int fd, __u32 delay)
 {
-	struct dmabuf_exp_migrate m = {
-		.version = DMABUF_EXP_VERSION, .fd = fd, .delay_ms = delay,
-	};
-
-	return ioctl(expdev, DMABUF_EXP_IOC_MIGRATE, &m) ? errno : 0;
+	return exp_migrate_fd(expdev, fd, delay, 0);
 }
 
 static struct dmabuf_exp_stats exp_stats(int fd)
 {
-	struct dmabuf_exp_stats s = { .version = DMABUF_EXP_VERSION, .fd = fd };
-
-	ioctl(expdev, DMABUF_EXP_IOC_STATS, &s);
-	return s;
-}
-
-/* A udmabuf over a memfd of @size bytes; *map is its CPU mapping. */
-static int udmabuf_create(size_t size, unsigned char **map)
-{
-	struct udmabuf_create c = { 0 };
-	int dev, memfd, fd;
-
-	memfd = memfd_create("rxe_dmabuf_test", MFD_ALLOW_SEALING);
-	if (memfd < 0 || ftruncate(memfd, size) ||
-	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
-		return -1;
-	dev = open("/dev/udmabuf", O_RDWR);
-	if (dev < 0)
-		return -1;
-	c.memfd = memfd;
-	c.size = size;
-	c.flags = UDMABUF_FLAGS_CLOEXEC;
-	fd = ioctl(dev, UDMABUF_CREATE, &c);
-	close(dev);
-	*map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	close(memfd);
-	return *map == MAP_FAILED ? -1 : fd;
-}
-
-static int connect_qp(struct ibv_qp *qp, __u32 dest, union ibv_gid *gid, int gidx)
-{
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			    IBV_ACCESS_REMOTE_READ;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.rq_psn = 1;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *gid;
-	a.ah_attr.grh.sgid_index = gidx;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	/*
-	 * 4.3 s: a responder re-mapping a dma-buf MR waits for the exporter's
-	 * copy fence, which under TCG can exceed shorter retransmit timers.
-	 * RXE_TEST_QP_TIMEOUT overrides it (scripts/stress.sh).
-	 */
-	a.timeout = getenv("RXE_TEST_QP_TIMEOUT") ? atoi(getenv("RXE_TEST_QP_TIMEOUT")) : 20;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 1;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return exp_stats_fd(expdev, fd);
 }
 
 static double now(void)
@@ -265,25 +121,9 @@ static int poll_cq(int n)
 static int rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, __u64 laddr, __u32 lkey,
 		__u32 len, __u64 raddr, __u32 rkey)
 {
-	struct ibv_sge sge = { .addr = laddr, .length = len, .lkey = lkey };
-	struct ibv_send_wr wr = {
-		.sg_list = &sge, .num_sge = 1, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
-
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	if (ibv_post_send(qp, &wr, &bad))
+	if (post_rdma(qp, op, laddr, lkey, len, raddr, rkey))
 		return 0;
 	return poll_cq(1) == 1;
-}
-
-static void fill(unsigned char *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (unsigned char)(i * 7 + seed * 13 + (i >> 10));
 }
 
 static int same(const unsigned char *p, size_t len, unsigned int seed)

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Raw uverbs and exporter requests shared by the guest's RDMA test programs:
+ * UVERBS_METHOD_REG_DMABUF_MR with all nine attributes (what
+ * ibv_reg_dmabuf_mr() sends), MR destruction by handle, buffers from the
+ * movable exporter (/dev/dmabuf_exporter_rs) and from udmabuf, and a
+ * loopback RC connection.
+ */
+#ifndef RDMA_USER_H
+#define RDMA_USER_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include <linux/udmabuf.h>
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+
+#include "dmabuf_exporter_rs.h"
+
+struct dmr {
+	__u32 handle, lkey, rkey;
+};
+
+/* Fills the header of a request for a method of the MR object. */
+static inline void uv_mr_request(struct ib_uverbs_ioctl_hdr *hdr, size_t len,
+				 __u16 method, __u16 num_attrs)
+{
+	memset(hdr, 0, len);
+	hdr->length = len;
+	hdr->object_id = UVERBS_OBJECT_MR;
+	hdr->method_id = method;
+	hdr->num_attrs = num_attrs;
+	/* ib_core checks it against the device's driver. */
+	hdr->driver_id = RDMA_DRIVER_RXE;
+}
+
+/*
+ * REG_DMABUF_MR on the uverbs file @cmd_fd in protection domain @pd_handle;
+ * 0 or an errno.
+ */
+static inline int uv_reg_dmabuf_mr(int cmd_fd, __u32 pd_handle, __u64 offset,
+				   __u64 length, __u64 iova, int fd,
+				   __u32 access, struct dmr *mr)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attrs[9];
+	} req;
+	struct ib_uverbs_attr *a = req.attrs;
+
+	uv_mr_request(&req.hdr, sizeof(req), UVERBS_METHOD_REG_DMABUF_MR, 9);
+	a[0].attr_id = UVERBS_ATTR_REG_DMABUF_MR_HANDLE;	/* idr, new */
+	a[1].attr_id = UVERBS_ATTR_REG_DMABUF_MR_PD_HANDLE;
+	a[1].data = pd_handle;
+	a[2].attr_id = UVERBS_ATTR_REG_DMABUF_MR_OFFSET;
+	a[2].len = sizeof(__u64);
+	a[2].data = offset;
+	a[3].attr_id = UVERBS_ATTR_REG_DMABUF_MR_LENGTH;
+	a[3].len = sizeof(__u64);
+	a[3].data = length;
+	a[4].attr_id = UVERBS_ATTR_REG_DMABUF_MR_IOVA;
+	a[4].len = sizeof(__u64);
+	a[4].data = iova;
+	a[5].attr_id = UVERBS_ATTR_REG_DMABUF_MR_FD;	/* PTR_IN u32 */
+	a[5].len = sizeof(__u32);
+	a[5].data = (__u32)fd;
+	a[6].attr_id = UVERBS_ATTR_REG_DMABUF_MR_ACCESS_FLAGS;
+	a[6].len = sizeof(__u32);
+	a[6].data = access;
+	a[7].attr_id = UVERBS_ATTR_REG_DMABUF_MR_RESP_LKEY;
+	a[7].len = sizeof(mr->lkey);
+	a[7].data = (uintptr_t)&mr->lkey;
+	a[8].attr_id = UVERBS_ATTR_REG_DMABUF_MR_RESP_RKEY;
+	a[8].len = sizeof(mr->rkey);
+	a[8].data = (uintptr_t)&mr->rkey;
+	if (ioctl(cmd_fd, RDMA_VERBS_IOCTL, &req))
+		return errno;
+	mr->handle = a[0].data;
+	return 0;
+}
+
+/* Destroys the MR with handle mr->handle; 0 or an errno. */
+static inline int uv_dereg_mr(int cmd_fd, const struct dmr *mr)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attrs[1];
+	} req;
+
+	uv_mr_request(&req.hdr, sizeof(req), UVERBS_METHOD_MR_DESTROY, 1);
+	req.attrs[0].attr_id = UVERBS_ATTR_DESTROY_MR_HANDLE;
+	req.attrs[0].data = mr->handle;
+	return ioctl(cmd_fd, RDMA_VERBS_IOCTL, &req) ? errno : 0;
+}
+
+/*
+ * A new buffer of the exporter behind @expdev: @flags DMABUF_EXP_F_*, @chunks
+ * the sizes in pages of its table's entries (NULL: one page each). Returns
+ * the dma-buf fd, or -1 with the errno in *err.
+ */
+static inline int exp_create_chunks(int expdev, __u64 size, __u32 flags,
+				    const __u32 *chunks, __u32 nchunks, int *err)
+{
+	struct dmabuf_exp_create c = {
+		.version = DMABUF_EXP_VERSION, .flags = flags, .size = size,
+		.chunks = (uintptr_t)chunks, .nchunks = chunks ? nchunks : 0,
+	};
+
+	*err = ioctl(expdev, DMABUF_EXP_IOC_CREATE, &c) ? errno : 0;
+	return *err ? -1 : c.fd;
+}
+
+/* Moves buffer @fd; the copy completes after @delay ms. 0 or an errno. */
+static inline int exp_migrate_fd(int expdev, int fd, __u32 delay, __u32 flags)
+{
+	struct dmabuf_exp_migrate m = {
+		.version = DMABUF_EXP_VERSION, .fd = fd, .delay_ms = delay,
+		.flags = flags,
+	};
+
+	return ioctl(expdev, DMABUF_EXP_IOC_MIGRATE, &m) ? errno : 0;
+}
+
+/* The exporter's counters of buffer @fd (zeroed if @fd is not one). */
+static inline struct dmabuf_exp_stats exp_stats_fd(int expdev, int fd)
+{
+	struct dmabuf_exp_stats s = { .version = DMABUF_EXP_VERSION, .fd = fd };
+
+	if (ioctl(expdev, DMABUF_EXP_IOC_STATS, &s))
+		memset(&s, 0, sizeof(s));
+	return s;
+}
+
+/* A udmabuf over a memfd of @size bytes; *map is its CPU mapping. */
+static inline int udmabuf_create(size_t size, unsigned char **map)
+{
+	struct udmabuf_create c = { 0 };
+	int dev, memfd, fd;
+
+	*map = MAP_FAILED;
+	memfd = memfd_create("rdma_user", MFD_ALLOW_SEALING);
+	if (memfd < 0)
+		return -1;
+	if (ftruncate(memfd, size) || fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0) {
+		close(memfd);
+		return -1;
+	}
+	dev = open("/dev/udmabuf", O_RDWR);
+	if (dev < 0) {
+		close(memfd);
+		return -1;
+	}
+	c.memfd = memfd;
+	c.size = size;
+	c.flags = UDMABUF_FLAGS_CLOEXEC;
+	fd = ioctl(dev, UDMABUF_CREATE, &c);
+	close(dev);
+	*map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	close(memfd);
+	if (*map == MAP_FAILED) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Moves RC QP @qp to RTS, connected to QP @dest behind GID @gid (index @gidx
+ * of port 1). The retransmit timeout is 4.3 s: a responder re-mapping a
+ * dma-buf MR waits for the exporter's copy fence, which under TCG can exceed
+ * shorter timers; RXE_TEST_QP_TIMEOUT overrides it (scripts/stress.sh).
+ */
+static inline int connect_qp(struct ibv_qp *qp, __u32 dest, union ibv_gid *gid,
+			     int gidx)
+{
+	const char *timeout = getenv("RXE_TEST_QP_TIMEOUT");
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_REMOTE_READ;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest;
+	a.rq_psn = 1;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = *gid;
+	a.ah_attr.grh.sgid_index = gidx;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = timeout ? atoi(timeout) : 20;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 1;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
+ * Posts one signaled work request @op of @len bytes from @laddr/@lkey to
+ * @raddr/@rkey; 0 or ibv_post_send()'s error.
+ */
+static inline int post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, __u64 laddr,
+			    __u32 lkey, __u32 len, __u64 raddr, __u32 rkey)
+{
+	struct ibv_sge sge = { .addr = laddr, .length = len, .lkey = lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* The test pattern @seed over @len bytes at @p. */
+static inline void fill(unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (unsigned char)(i * 7 + seed * 13 + (i >> 10));
+}
+
+#endif /* RDMA_USER_H */
