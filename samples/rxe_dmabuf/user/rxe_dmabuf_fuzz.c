@@ -54,6 +54,7 @@
 #define PAGE 4096UL
 #define MAXBUF 12
 #define MAXMR 24
+#define MAX_MRS_PER_BUF 5
 #define MAXOPS_LOG (4UL << 20)
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -646,10 +647,13 @@ static int op_reg(void)
 	regs_ok++;
 	for (m = 0; m < MAXMR && mrs[m].live; m++)
 		;
-	if (m == MAXMR || b < 0 || fd != bufs[b].fd) {
-		/* No room, or a buffer the fuzzer does not track: drop it now. */
+	/*
+	 * No room, a buffer the fuzzer does not track, or one with enough MRs
+	 * (each maps the same pages; DMA-API debugging WARNs beyond 7
+	 * overlapping mappings of a cacheline): drop it now.
+	 */
+	if (m == MAXMR || b < 0 || fd != bufs[b].fd || bufs[b].mrs >= MAX_MRS_PER_BUF)
 		return uv_dereg_mr(ctx->cmd_fd, &mr) ? 2000 : 0;
-	}
 	mrs[m] = (struct fmr){ .live = 1, .buf = b, .mr = mr, .off = off, .len = len,
 			       .iova = iova, .access = access };
 	bufs[b].mrs++;
