@@ -17,9 +17,9 @@
  * importer while it is registered; the C sweep unregisters it meanwhile.
  *
  * Needs failslab set up by the guest before the module is loaded
- * (scripts/guest/lib.sh failslab_setup): GFP_KERNEL allocations not ignored,
- * and only caches flagged failslab=1 (all but kmemleak's, whose own
- * allocations would otherwise be failed and switch kmemleak off).
+ * (scripts/guest/init): GFP_KERNEL allocations not ignored, and only the
+ * kmalloc caches flagged failslab=1 (kmemleak's and debugobjects' own
+ * allocations must never fail).
  */
 #include <kunit/test.h>
 #include <linux/dma-buf.h>
