@@ -92,9 +92,29 @@ struct dmabuf_exp_stats {
 	__u64 move_notifies;
 };
 
+/**
+ * struct dmabuf_exp_inject - make later pins or maps of a buffer fail
+ * @version: DMABUF_EXP_VERSION
+ * @fd: a dma-buf from CREATE
+ * @pin_errno: 0, or the (positive) errno every later pin fails with
+ * @map_errno: 0, or the (positive) errno every later map fails with
+ *
+ * A test aid, for importers' error paths; 0 switches the failure off again
+ * (a migration also sets @map_errno: EIO with DMABUF_EXP_MIGRATE_F_FAIL_MAPS,
+ * else 0). Errors: EINVAL for an errno above 4095, a bad version or a buffer
+ * of another exporter.
+ */
+struct dmabuf_exp_inject {
+	__u32 version;
+	__s32 fd;
+	__u32 pin_errno;
+	__u32 map_errno;
+};
+
 #define DMABUF_EXP_IOC_MAGIC	0xDE
 #define DMABUF_EXP_IOC_CREATE	_IOWR(DMABUF_EXP_IOC_MAGIC, 1, struct dmabuf_exp_create)
 #define DMABUF_EXP_IOC_MIGRATE	_IOW(DMABUF_EXP_IOC_MAGIC, 2, struct dmabuf_exp_migrate)
 #define DMABUF_EXP_IOC_STATS	_IOWR(DMABUF_EXP_IOC_MAGIC, 3, struct dmabuf_exp_stats)
+#define DMABUF_EXP_IOC_INJECT	_IOW(DMABUF_EXP_IOC_MAGIC, 4, struct dmabuf_exp_inject)
 
 #endif /* _UAPI_DMABUF_EXPORTER_RS_H */

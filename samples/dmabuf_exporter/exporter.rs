@@ -17,7 +17,7 @@ use crate::abs::errno;
 use crate::abs::page::{ChunkSet, MAX_CHUNK_ORDER};
 use crate::abs::scatterlist::PageTable;
 use crate::abs::workqueue::{msleep, OwnedQueue};
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
@@ -78,9 +78,10 @@ pub(crate) struct Buffer {
     #[pin]
     store: Mutex<Arc<ChunkSet>>,
     stats: Stats,
-    /// Test aid: maps fail with `EIO` (set by a migration with
-    /// `DMABUF_EXP_MIGRATE_F_FAIL_MAPS`).
-    fail_maps: AtomicBool,
+    /// Test aids: the errno every pin, and every map, fails with (0: none);
+    /// see [`inject`] and [`migrate`].
+    fail_pin: AtomicU32,
+    fail_map: AtomicU32,
     /// Runs the copies of migrations; drained before the buffer is freed.
     copies: OwnedQueue,
 }
@@ -115,6 +116,7 @@ impl<const D: bool> Exporter for Exp<D> {
     }
 
     fn pin(&self, _attach: &Attachment) -> Result {
+        injected(&self.buf.fail_pin)?;
         self.buf.stats.pins.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -124,9 +126,7 @@ impl<const D: bool> Exporter for Exp<D> {
     }
 
     fn map(&self, attach: &Attachment, dir: DmaDirection) -> Result<ExportedTable> {
-        if self.buf.fail_maps.load(Ordering::Relaxed) {
-            return Err(EIO);
-        }
+        injected(&self.buf.fail_map)?;
         let store = self.buf.store.lock().clone();
         let table = PageTable::new(store, attach.dev(), dir)?;
         self.buf.stats.mappings.fetch_add(1, Ordering::Relaxed);
@@ -200,7 +200,8 @@ pub(crate) fn create(size: usize, chunk_pages: &[u32], dynamic: bool) -> Result<
         dynamic,
         store <- new_mutex!(store),
         stats: Stats::default(),
-        fail_maps: AtomicBool::new(false),
+        fail_pin: AtomicU32::new(0),
+        fail_map: AtomicU32::new(0),
         copies: OwnedQueue::new(NAME)?,
     });
     LIVE.fetch_add(1, Ordering::Relaxed);
@@ -222,6 +223,33 @@ fn buffer(dmabuf: &DmaBuf) -> Result<&Buffer> {
         .exporter::<StaticExp>()
         .map(|exp| &exp.buf)
         .ok_or(EINVAL)
+}
+
+/// The largest errno (`MAX_ERRNO`).
+const MAX_ERRNO: u32 = 4095;
+/// `EIO` as a positive number, what `DMABUF_EXP_MIGRATE_F_FAIL_MAPS` sets.
+const EIO_ERRNO: u32 = kernel::bindings::EIO;
+
+/// The injected failure `fail` holds, if any.
+fn injected(fail: &AtomicU32) -> Result {
+    match fail.load(Ordering::Relaxed) {
+        0 => Ok(()),
+        // CAST: at most `MAX_ERRNO` (checked by `inject`).
+        e => Err(Error::from_errno(-(e as i32))),
+    }
+}
+
+/// Makes every later pin of the buffer fail with `pin_errno`, every later
+/// map with `map_errno` (0: succeed again). A test aid for importers' error
+/// paths. `EINVAL`: not one of ours, or an errno above `MAX_ERRNO`.
+pub(crate) fn inject(dmabuf: &DmaBuf, pin_errno: u32, map_errno: u32) -> Result {
+    let buf = buffer(dmabuf)?;
+    if pin_errno > MAX_ERRNO || map_errno > MAX_ERRNO {
+        return Err(EINVAL);
+    }
+    buf.fail_pin.store(pin_errno, Ordering::Relaxed);
+    buf.fail_map.store(map_errno, Ordering::Relaxed);
+    Ok(())
 }
 
 /// Moves a dynamic buffer to new pages; the copy of the contents completes
@@ -249,7 +277,8 @@ pub(crate) fn migrate(dmabuf: &DmaBuf, delay_ms: u32, fail_maps: bool) -> Result
     let fence = Fence::new()?;
     guard.add_kernel_fence(&fence)?;
     let old = core::mem::replace(&mut *buf.store.lock(), new.clone());
-    buf.fail_maps.store(fail_maps, Ordering::Relaxed);
+    let fail_map = if fail_maps { EIO_ERRNO } else { 0 };
+    buf.fail_map.store(fail_map, Ordering::Relaxed);
     dmabuf.zap_cpu_mappings();
     let notified = buf.stats.attachments.load(Ordering::Relaxed);
     dmabuf.move_notify(&guard)?;

@@ -54,15 +54,27 @@ struct Stats {
     move_notifies: u64,
 }
 
+/// `struct dmabuf_exp_inject`
+#[repr(C)]
+#[derive(Default)]
+struct Inject {
+    version: u32,
+    fd: i32,
+    pin_errno: u32,
+    map_errno: u32,
+}
+
 // No padding: the sizes are the sums of the fields.
 const _: () = assert!(size_of::<Create>() == 32);
 const _: () = assert!(size_of::<Migrate>() == 16);
 const _: () = assert!(size_of::<Stats>() == 56);
-uapi_pod!(Create, Migrate, Stats);
+const _: () = assert!(size_of::<Inject>() == 16);
+uapi_pod!(Create, Migrate, Stats, Inject);
 
 const IOC_CREATE: u32 = _IOWR::<Create>(MAGIC, 1);
 const IOC_MIGRATE: u32 = _IOW::<Migrate>(MAGIC, 2);
 const IOC_STATS: u32 = _IOWR::<Stats>(MAGIC, 3);
+const IOC_INJECT: u32 = _IOW::<Inject>(MAGIC, 4);
 
 /// The ioctl handler of the misc device.
 pub(crate) struct ExporterIoctl;
@@ -73,6 +85,7 @@ impl Ioctl for ExporterIoctl {
             IOC_CREATE => create(arg),
             IOC_MIGRATE => migrate(arg),
             IOC_STATS => stats(arg),
+            IOC_INJECT => inject(arg),
             _ => Err(ENOTTY),
         }
     }
@@ -113,6 +126,16 @@ fn migrate(arg: usize) -> Result<i32> {
     }
     let dmabuf = DmaBuf::from_fd(req.fd)?;
     exporter::migrate(&dmabuf, req.delay_ms, req.flags & MIGRATE_F_FAIL_MAPS != 0)?;
+    Ok(0)
+}
+
+fn inject(arg: usize) -> Result<i32> {
+    let req: Inject = UserSlice::new(arg, size_of::<Inject>()).reader().read()?;
+    if req.version != VERSION {
+        return Err(EINVAL);
+    }
+    let dmabuf = DmaBuf::from_fd(req.fd)?;
+    exporter::inject(&dmabuf, req.pin_errno, req.map_errno)?;
     Ok(0)
 }
 

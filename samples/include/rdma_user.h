@@ -130,6 +130,17 @@ static inline int exp_migrate_fd(int expdev, int fd, __u32 delay, __u32 flags)
 	return ioctl(expdev, DMABUF_EXP_IOC_MIGRATE, &m) ? errno : 0;
 }
 
+/* Makes later pins and maps of buffer @fd fail with these errnos (0: not). */
+static inline int exp_inject_fd(int expdev, int fd, __u32 pin_errno, __u32 map_errno)
+{
+	struct dmabuf_exp_inject i = {
+		.version = DMABUF_EXP_VERSION, .fd = fd, .pin_errno = pin_errno,
+		.map_errno = map_errno,
+	};
+
+	return ioctl(expdev, DMABUF_EXP_IOC_INJECT, &i) ? errno : 0;
+}
+
 /* The exporter's counters of buffer @fd (zeroed if @fd is not one). */
 static inline struct dmabuf_exp_stats exp_stats_fd(int expdev, int fd)
 {

@@ -53,6 +53,15 @@ static int migrate(int dev, int fd, __u32 delay)
 	return ioctl(dev, DMABUF_EXP_IOC_MIGRATE, &m) ? errno : 0;
 }
 
+static int inject(int dev, __u32 version, int fd, __u32 pin_errno, __u32 map_errno)
+{
+	struct dmabuf_exp_inject i = {
+		.version = version, .fd = fd, .pin_errno = pin_errno, .map_errno = map_errno,
+	};
+
+	return ioctl(dev, DMABUF_EXP_IOC_INJECT, &i) ? errno : 0;
+}
+
 static int stats(int dev, int fd, struct dmabuf_exp_stats *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -194,6 +203,13 @@ int main(void)
 	sfd = create(dev, 0, PAGE, NULL, 0, &err);
 	errno_case("migrate_static", migrate(dev, sfd, 0), EOPNOTSUPP);
 	errno_case("stats_bad_fd", stats(dev, 12345, &st), EBADF);
+	errno_case("inject_bad_fd", inject(dev, DMABUF_EXP_VERSION, 12345, 0, 0), EBADF);
+	errno_case("inject_not_a_dmabuf", inject(dev, DMABUF_EXP_VERSION, dev, 0, 0), EINVAL);
+	errno_case("inject_bad_version", inject(dev, 0, fd, 0, 0), EINVAL);
+	errno_case("inject_errno_above_4095", inject(dev, DMABUF_EXP_VERSION, fd, 4096, 0),
+		   EINVAL);
+	errno_case("inject_and_clear", inject(dev, DMABUF_EXP_VERSION, sfd, 12, 28) ||
+		   inject(dev, DMABUF_EXP_VERSION, sfd, 0, 0), 0);
 	errno_case("mmap_private_refused",
 		   mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED ? errno : 0,
 		   EINVAL);
