@@ -381,6 +381,71 @@ static int fault_try(const struct fault_kind *kd, unsigned int k, int refs, int 
 	return err;
 }
 
+/* Writes @val to the file @path; 0 or -1. */
+static int write_file(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+	int ok = f && fputs(val, f) >= 0;
+
+	if (f && fclose(f))
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+/*
+ * The exporter's pin or map failing with an errno of its own
+ * (DMABUF_EXP_IOC_INJECT): where registration pins or maps, it must fail
+ * with that errno; nothing may be left either way. A static buffer is
+ * mapped at attach; pinned MRs (rxe's dmabuf_pinned=1, read at
+ * registration) pin and map at registration; a dynamic MR maps at its first
+ * access (the e2e test covers that), so it registers.
+ */
+static void exporter_failure_cases(int refs)
+{
+	static const struct {
+		const char *name;
+		__u32 pin_errno, map_errno;
+		const char *pinned;	/* rxe's dmabuf_pinned */
+		struct fault_kind kind;
+		int want;
+	} cases[] = {
+		{ "static_map", 0, ENOSPC, "0", { "exporter_static", 0, 0 }, ENOSPC },
+		{ "dynamic_map", 0, ENOSPC, "0",
+		  { "exporter_dynamic", 0, DMABUF_EXP_F_DYNAMIC }, 0 },
+		{ "pinned_map", 0, ENOSPC, "1",
+		  { "exporter_dynamic", 0, DMABUF_EXP_F_DYNAMIC }, ENOSPC },
+		{ "pinned_pin", ENXIO, 0, "1",
+		  { "exporter_dynamic", 0, DMABUF_EXP_F_DYNAMIC }, ENXIO },
+	};
+	const char *param = "/sys/module/rdma_rxe/parameters/dmabuf_pinned";
+	const __u32 access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		unsigned char *map;
+		int fd, err, clean = 0;
+		struct dmr mr;
+
+		fd = fault_buffer(&cases[i].kind, &map);
+		err = -1;
+		if (fd >= 0 && !write_file(param, cases[i].pinned) &&
+		    !exp_inject_fd(expdev, fd, cases[i].pin_errno, cases[i].map_errno))
+			err = uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, PAGE, 4 * PAGE, 0x10000,
+					       fd, access, &mr);
+		write_file(param, "0");
+		if (!err)
+			uv_dereg_mr(ctx->cmd_fd, &mr);
+		if (fd >= 0) {
+			clean = fault_clean(&cases[i].kind, fd, refs, 0);
+			fault_buffer_close(fd, map);
+		}
+		outcome("exporter_failure %s %d", cases[i].name, err);
+		result(err == cases[i].want && clean,
+		       "exporter_%s_failure_errno (%d, want %d)", cases[i].name, err,
+		       cases[i].want);
+	}
+}
+
 static void faults(void)
 {
 	static const struct fault_kind kinds[] = {
@@ -388,7 +453,6 @@ static void faults(void)
 		{ "exporter_static", 0, 0 },
 		{ "udmabuf", 1, 0 },
 	};
-	const __u32 access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	int refs = module_refs(), total = 0;
 	unsigned int i, k;
 
@@ -398,11 +462,9 @@ static void faults(void)
 		return;
 	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
 		const struct fault_kind *kd = &kinds[i];
-		int fd, err = 0, injected = 0, clean = 1, points = -1, bad_errno = 0;
+		int err = 0, injected = 0, clean = 1, points = -1, bad_errno = 0;
 		char errnos[512] = "";
-		unsigned char *map;
 		size_t used = 0;
-		struct dmr mr;
 
 		for (k = 1; k < 400; k++) {
 			err = fault_try(kd, k, refs, &clean, &injected);
@@ -426,29 +488,9 @@ static void faults(void)
 		result(points >= 3, "%s_swept (%d injection points)", kd->name, points);
 		result(clean, "%s_nothing_left_after_any_failure", kd->name);
 		total += points > 0 ? points : 0;
-		if (kd->udmabuf)
-			continue;
-		/* The exporter fails every map from the next migration on. */
-		fd = fault_buffer(kd, &map);
-		err = fd < 0 ? -1 : exp_migrate_fd(expdev, fd, 0, DMABUF_EXP_MIGRATE_F_FAIL_MAPS);
-		if (!err)
-			err = uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, PAGE, 4 * PAGE, 0x10000,
-					       fd, access, &mr);
-		if (!err)
-			uv_dereg_mr(ctx->cmd_fd, &mr);
-		outcome("%s map_failing %d", kd->name, err);
-		/*
-		 * A static buffer is mapped at attach, so registration fails;
-		 * rxe maps a dynamic one at first access (the e2e test covers
-		 * that), so registration succeeds.
-		 */
-		result((err != 0) == !(kd->flags & DMABUF_EXP_F_DYNAMIC) &&
-		       fault_clean(kd, fd, refs, 0),
-		       "%s_exporter_map_failing (errno %d)", kd->name, err);
-		if (fd >= 0)
-			fault_buffer_close(fd, map);
 	}
 	printf("    # %d injection points in all\n", total);
+	exporter_failure_cases(refs);
 }
 
 /* ---- fuzz ------------------------------------------------------------ */

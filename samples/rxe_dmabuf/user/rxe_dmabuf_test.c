@@ -212,8 +212,15 @@ out:
  * is an attachment of its own that maps the same pages. Writes through each,
  * reads back through another, and the buffer migrates between writes.
  */
-static void several_mrs_case(unsigned char *host, struct ibv_mr *hmr)
+/*
+ * Three MRs on one exporter buffer at once (two over all of it, one over an
+ * overlapping window at a sub-page offset), dynamic or, with @pinned, pinned
+ * (rxe's dmabuf_pinned=1, read at registration).
+ */
+static void several_mrs_case(unsigned char *host, struct ibv_mr *hmr, int pinned)
 {
+	const char *tag = pinned ? "several_pinned_mrs" : "several_mrs";
+	const char *param = "/sys/module/rdma_rxe/parameters/dmabuf_pinned";
 	const __u32 acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			  IBV_ACCESS_REMOTE_READ;
 	const __u64 ia = 0x300000, ib = 0x400000, ic = 0x500000 + 100;
@@ -221,18 +228,24 @@ static void several_mrs_case(unsigned char *host, struct ibv_mr *hmr)
 	struct dmabuf_exp_stats st;
 	struct dmr a, b, c;
 	unsigned char *map;
+	char cmd[128];
 
 	if (fd < 0) {
-		result(0, "several_mrs: create (%d)", err);
+		result(0, "%s: create (%d)", tag, err);
 		return;
 	}
+	snprintf(cmd, sizeof(cmd), "echo %d > %s", pinned, param);
 	map = mmap(NULL, 16 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ok = map != MAP_FAILED && !reg_dmabuf_mr(0, 16 * PAGE, ia, fd, acc, &a);
+	ok = map != MAP_FAILED && !system(cmd);
+	ok = ok && !reg_dmabuf_mr(0, 16 * PAGE, ia, fd, acc, &a);
 	ok = ok && !reg_dmabuf_mr(0, 16 * PAGE, ib, fd, acc, &b);
 	ok = ok && !reg_dmabuf_mr(4 * PAGE + 100, 8 * PAGE - 100, ic, fd, acc, &c);
+	snprintf(cmd, sizeof(cmd), "echo 0 > %s", param);
+	ok = !system(cmd) && ok;
 	st = exp_stats(fd);
-	result(ok && st.attachments == 3, "several_mrs_on_one_buffer_registered (attachments %llu)",
-	       (unsigned long long)st.attachments);
+	result(ok && st.attachments == 3 && st.pins == (pinned ? 3U : 0U),
+	       "%s_on_one_buffer_registered (attachments %llu, pins %llu)", tag,
+	       (unsigned long long)st.attachments, (unsigned long long)st.pins);
 	if (!ok)
 		goto out;
 	/* Through C into the overlap, read back through A; through B, read in C. */
@@ -249,25 +262,33 @@ static void several_mrs_case(unsigned char *host, struct ibv_mr *hmr)
 	memset(host, 0, PAGE);
 	ok = ok && rdma(qa, IBV_WR_RDMA_READ, (uintptr_t)host, hmr->lkey, PAGE,
 			ic + 4 * PAGE - 100, c.rkey);
-	result(ok && same(host, PAGE, 41), "several_mrs_write_one_read_another");
-	/* Each migration notifies all three; each MR re-maps on its next use. */
+	result(ok && same(host, PAGE, 41), "%s_write_one_read_another", tag);
+	/*
+	 * Dynamic: each migration notifies all three, each MR re-maps on its
+	 * next use. Pinned: the exporter refuses to move, the data stays.
+	 */
 	for (i = 0; ok && i < 6; i++) {
 		const struct dmr *m = i % 3 == 0 ? &a : i % 3 == 1 ? &b : &c;
 		__u64 base = i % 3 == 0 ? ia : i % 3 == 1 ? ib : ic;
 
-		ok = exp_migrate(fd, i % 2 ? 5 : 0) == 0;
+		ok = exp_migrate(fd, i % 2 ? 5 : 0) == (pinned ? EBUSY : 0);
 		fill(host, PAGE, 50 + i);
 		ok = ok && rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE,
 				base + PAGE, m->rkey);
 		ok = ok && same(map + (i % 3 == 2 ? 5 * PAGE + 100 : PAGE), PAGE, 50 + i);
 	}
 	st = exp_stats(fd);
-	result(ok && st.move_notifies >= 18,
-	       "several_mrs_follow_migrations (notified %llu)",
-	       (unsigned long long)st.move_notifies);
-	result(!dereg_mr(&a) && !dereg_mr(&b) && !dereg_mr(&c), "several_mrs_dereg");
+	if (pinned)
+		result(ok && st.migrations == 0 && st.move_notifies == 0,
+		       "%s_refuse_migrations (migrations %llu, notified %llu)", tag,
+		       (unsigned long long)st.migrations, (unsigned long long)st.move_notifies);
+	else
+		result(ok && st.move_notifies >= 18, "%s_follow_migrations (notified %llu)", tag,
+		       (unsigned long long)st.move_notifies);
+	result(!dereg_mr(&a) && !dereg_mr(&b) && !dereg_mr(&c), "%s_dereg", tag);
 	st = exp_stats(fd);
-	result(st.attachments == 0 && st.mappings == 0, "several_mrs_attachments_back_to_0");
+	result(st.attachments == 0 && st.mappings == 0 && st.pins == 0 && !exp_migrate(fd, 0),
+	       "%s_attachments_back_to_0", tag);
 out:
 	if (map != MAP_FAILED)
 		munmap(map, 16 * PAGE);
@@ -578,7 +599,8 @@ int main(int argc, char **argv)
 	close(fd);
 	close(ufd);
 
-	several_mrs_case(host, hmr);
+	several_mrs_case(host, hmr, 0);
+	several_mrs_case(host, hmr, 1);
 
 	/* Bad requests get the uverbs/C errno. */
 	fd = exp_create(4 * PAGE, &err);
