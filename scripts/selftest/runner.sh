@@ -30,16 +30,32 @@ ktap() {	# ktap STATUS_OF_CASE_2
 EOT
 }
 # kmemleak [OBJECT...]: the guest's kmemleak report (each OBJECT a backtrace
-# function of one unreferenced object).
+# frame of one unreferenced object, as 6.12 prints them: "func+off/size", or
+# a bare address where the module is gone; "old:FRAME" in the older
+# "[<addr>] func+off/size" form).
 kmemleak() {
 	local f
 	echo "@@UMEM-KMEMLEAK-BEGIN@@"
 	for f in "$@"; do
 		echo "unreferenced object 0xffff888004d0c000 (size 64):"
 		echo '  comm "insmod", pid 90, jiffies 4294893000'
+		echo "  hex dump (first 32 bytes):"
+		echo "    00 80 19 05 00 00 11 ff 00 00 00 00 00 00 00 00  ................"
 		echo "  backtrace (crc 5e1f0a2b):"
-		echo "    [<ffffffff81234567>] __kmalloc_noprof+0x1a0/0x3c0"
-		echo "    [<ffffffff8198abcd>] $f+0x42/0x100"
+		case $f in
+		old:*)
+			echo "    [<ffffffff81234567>] __kmalloc_noprof+0x1a0/0x3c0"
+			echo "    [<ffffffff8198abcd>] ${f#old:}+0x42/0x100"
+			;;
+		0x*)
+			echo "    __kmalloc_noprof+0x1a0/0x3c0"
+			echo "    $f"
+			;;
+		*)
+			echo "    __kmalloc_noprof+0x1a0/0x3c0"
+			echo "    $f+0x42/0x100"
+			;;
+		esac
 	done
 	echo "@@UMEM-KMEMLEAK-END@@"
 }
@@ -99,6 +115,12 @@ expect fail "DMA-API errors counted" "$tmp/dma12" || bad=1
 expect fail "kmemleak leak in rxe" "$tmp/leak" || bad=1
 { ktap ok; kmemleak "umem_rs_get [umem_dmabuf_rs]"; end; } >"$tmp/leakmod"
 expect fail "kmemleak leak in our module" "$tmp/leakmod" || bad=1
+{ ktap ok; kmemleak old:rxe_mr_init_user; end; } >"$tmp/leakold"
+expect fail "kmemleak leak in rxe, older frame format" "$tmp/leakold" || bad=1
+{ ktap ok; kmemleak 0xffffffffa0000d05; end; } >"$tmp/leakgone"
+expect fail "kmemleak leak in an unloaded module" "$tmp/leakgone" || bad=1
+{ ktap ok; kmemleak ext4_fill_super 0xffffffff81000000; end; } >"$tmp/leakother"
+expect pass "kmemleak leak elsewhere is only counted" "$tmp/leakother" || bad=1
 { ktap ok; kmemleak acpi_ns_evaluate; end; } >"$tmp/leakother"
 expect pass "kmemleak leak elsewhere" "$tmp/leakother" || bad=1
 { ktap ok; echo "@@UMEM-DMESG-BEGIN@@"; echo "@@UMEM-DMESG-END@@"; } >"$tmp/noleakscan"
