@@ -80,11 +80,6 @@ struct fi_sweep {
 	int pin_err, map_err;		/* errno with the exporter's pin/map failing */
 };
 
-/* The C importer's sweeps, for the Rust suite to compare with. */
-static struct fi_sweep fi_c_sweeps[ARRAY_SIZE(fi_entries)];
-
-static const u32 fi_lens[] = { 2 * P, P, 4 * P };
-
 static void fi_entry_desc(const struct fi_entry *e, char *desc)
 {
 	strscpy(desc, e->name, KUNIT_PARAM_DESC_SIZE);
@@ -93,6 +88,11 @@ static void fi_entry_desc(const struct fi_entry *e, char *desc)
 KUNIT_ARRAY_PARAM(fi_entry, fi_entries, fi_entry_desc);
 
 #if IS_ENABLED(CONFIG_FAILSLAB)
+
+/* The C importer's sweeps, for the Rust suite to compare with. */
+static struct fi_sweep fi_c_sweeps[ARRAY_SIZE(fi_entries)];
+
+static const u32 fi_lens[] = { 2 * P, P, 4 * P };
 
 /* Fails the @k-th allocation from here on (0: none). */
 static void fi_arm(unsigned int k)
