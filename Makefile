@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: all kernel module check demo fmt clean kernel-clean
+.PHONY: all kernel module check demo bench fmt clean kernel-clean
 
 all: module
 
@@ -27,6 +27,10 @@ check:
 
 demo:
 	@$(SCRIPTS)/demo.sh
+
+# Benchmarks on the kernel without debugging options (Documentation/performance.rst).
+bench:
+	@$(SCRIPTS)/bench.sh
 
 # Formats the Rust sources with the kernel's rustfmt configuration.
 fmt:

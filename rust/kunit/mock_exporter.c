@@ -106,15 +106,19 @@ static void mock_unmap(struct dma_buf_attachment *attach,
 		       struct sg_table *sgt, enum dma_data_direction dir)
 {
 	struct umem_mock_exp *exp = attach->dmabuf->priv;
-	struct scatterlist *sg;
 	bool bad = sgt->nents != exp->nents;
+	struct scatterlist *sg;
+	u64 addr = exp->base;
 	int i;
 
 	/* The importer must give back exactly what it was given. */
 	for_each_sgtable_dma_sg(sgt, sg, i) {
 		if (i >= exp->nents || sg_dma_len(sg) != exp->lens[i] ||
-		    sg_dma_address(sg) != umem_mock_addr(exp, i))
+		    sg_dma_address(sg) != addr) {
 			bad = true;
+			break;
+		}
+		addr += exp->lens[i] + exp->gap;
 	}
 	if (bad)
 		atomic_inc(&exp->bad_restore);

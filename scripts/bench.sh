@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make bench`: the importer's in-kernel costs, C built-in ops against the
+# Rust ones, on the kernel without the test kernel's debugging options (the
+# fast kernel, as for make demo). One boot; the results go to build/bench/
+# (results.json, results.md, *.png). See Documentation/performance.rst.
+#   BENCH_ROUNDS (7), BENCH_ITERS (64), BENCH_MAX_ENTRIES (262144) override
+#   the module parameters of the run.
+set -euo pipefail
+export UMEM_KERNEL=fast
+. "$(dirname "$0")/lib.sh"
+
+rounds=${BENCH_ROUNDS:-7}
+iters=${BENCH_ITERS:-64}
+max=${BENCH_MAX_ENTRIES:-262144}
+out=$ROOT/build/bench
+mkdir -p "$out"
+
+"$ROOT/scripts/kernel.sh"
+"$ROOT/scripts/rdma-core.sh"
+"$ROOT/scripts/module.sh"
+log=$LOGDIR/bench-serial.log
+say "benchmark: $rounds rounds of C,Rust,Rust,C blocks, tables up to $max entries"
+UMEM_TIMEOUT=${UMEM_TIMEOUT:-1800} "$ROOT/scripts/qemu.sh" bench "$log" quiet \
+	kunit.filter_glob='umem_dmabuf_rs_bench*' \
+	"umem.modargs=bench_rounds=$rounds,bench_iters=$iters,bench_max_entries=$max"
+python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
+	--require-ktap --log "$log" --quiet >"$LOGDIR/bench-report.txt" || {
+	cat "$LOGDIR/bench-report.txt"
+	die "the benchmark boot failed (serial log: $log)"
+}
+# Debian's python3, which has python3-matplotlib (scripts/setup.sh), even
+# when another python3 comes first in PATH.
+/usr/bin/python3 "$ROOT/scripts/bench_report.py" "$log" "$out" "$(kernel_pkg_version)"
