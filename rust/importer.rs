@@ -222,8 +222,7 @@ impl UmemImpl for RustImporter {
     }
 
     fn release(umem: OwnedUmem) {
-        Self::revoke(umem.get());
-        // Dropping detaches from the buffer, puts it and frees the umem.
-        drop(umem);
+        // Revokes, then detaches from the buffer, puts it and frees the umem.
+        umem.release_with(revoke_locked);
     }
 }

@@ -18,7 +18,8 @@ use super::dma_buf::{
 use super::dma_resv::{DmaResv, ResvGuard, ResvLocked};
 use super::scatterlist::{DmaWindow, WindowParts};
 use core::ptr::{self, NonNull};
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use kernel::alloc::flags::__GFP_ZERO;
 use kernel::bindings;
 use kernel::prelude::*;
 use kernel::types::{ARef, Opaque};
@@ -33,9 +34,9 @@ use kernel::types::{ARef, Opaque};
 ///   is `repr(transparent)` over the C structure).
 /// - `attach` is null only until `OwnedUmem::new` returns; from then on it is
 ///   a [`DynAttachment`] owned by the umem (given up with `into_raw`), with
-///   `importer_priv` pointing to this structure. It is written with the
-///   buffer's reservation lock held, either by `OwnedUmem::new` or by a
-///   notification that arrives while `new` is still running
+///   `importer_priv` pointing to this structure. It is written once,
+///   atomically, either by `OwnedUmem::new` or by a notification that
+///   arrives while `new` is still running
 ///   ([`UmemDmabuf::adopt_attachment`]); both write the same value.
 /// - `sgt` is null, or it and `first_sg`, `first_sg_offset`, `last_sg`,
 ///   `last_sg_trim` and `umem.sgt_append.sgt.nents` are the parts of one
@@ -145,11 +146,9 @@ impl UmemDmabuf {
 
     /// The umem's attachment (`EINVAL` while it is still being created).
     pub(crate) fn attachment(&self) -> Result<&Attachment> {
-        // SAFETY: `attach` is written once, under the lock, before the umem is
-        // handed out; the only other readers before that are notifications,
-        // which hold the same lock. A non-null value is a live attachment owned
-        // by the umem (type invariant).
-        let attach = unsafe { (*self.raw()).attach };
+        // Written once, atomically (`store_attachment`); a non-null value is a
+        // live attachment owned by the umem (type invariant).
+        let attach = self.attach_field().load(Ordering::Acquire);
         if attach.is_null() {
             return Err(EINVAL);
         }
@@ -182,15 +181,30 @@ impl UmemDmabuf {
         {
             return;
         }
-        // SAFETY: the field is only written with this lock held (type
-        // invariant), which `locked` proves; `attach` is the attachment
-        // `OwnedUmem::new` is creating for this umem (its `importer_priv`),
-        // and `new` stores the same pointer, so ownership is unchanged.
-        unsafe {
-            if (*raw).attach.is_null() {
-                (*raw).attach = attach.as_raw();
-            }
-        }
+        // `attach` is the attachment `OwnedUmem::new` is creating for this
+        // umem (its `importer_priv`), and `new` stores the same pointer, so
+        // ownership is unchanged.
+        self.store_attachment(attach.as_raw());
+    }
+
+    /// The `attach` field, for atomic access: it is written once, by
+    /// creation or by a notification that runs concurrently with it.
+    fn attach_field(&self) -> &AtomicPtr<bindings::dma_buf_attachment> {
+        // SAFETY: the field is a valid, aligned pointer-sized location for as
+        // long as the umem lives; every access to it during creation, the only
+        // time two parties may touch it, goes through this atomic view
+        // (`store_attachment`, `attachment`).
+        unsafe { AtomicPtr::from_ptr(ptr::addr_of_mut!((*self.raw()).attach)) }
+    }
+
+    /// Sets `attach` to `attach` unless it is set already (to the same value).
+    fn store_attachment(&self, attach: *mut bindings::dma_buf_attachment) {
+        let _ = self.attach_field().compare_exchange(
+            ptr::null_mut(),
+            attach,
+            Ordering::Release,
+            Ordering::Relaxed,
+        );
     }
 
     /// Whether `locked` is the proof for this umem's buffer; a WARNING if
@@ -348,9 +362,12 @@ impl OwnedUmem {
         dev: &Device,
         ops: UmemAttachOps,
     ) -> Result<Self> {
-        let boxed = KBox::new(Opaque::new(bindings::ib_umem_dmabuf::default()), GFP_KERNEL)?;
+        // Zeroed by the allocator, as C's kzalloc(), and not written again: no
+        // zeroed copy built on the stack first.
+        let boxed = KBox::<Opaque<bindings::ib_umem_dmabuf>>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
         let raw = KBox::into_raw(boxed).cast::<bindings::ib_umem_dmabuf>();
-        // SAFETY: `raw` is a fresh, zeroed allocation that nobody else sees yet.
+        // SAFETY: `raw` is a fresh, zeroed allocation that nobody else sees yet
+        // (all zeroes is a valid `ib_umem_dmabuf`: integers, null pointers).
         unsafe {
             (*raw).umem.ibdev = ib_device.as_raw();
             (*raw).umem.length = size;
@@ -373,15 +390,9 @@ impl OwnedUmem {
                 return Err(e);
             }
         };
-        let attach = attach.into_raw();
-        // SAFETY: the attachment is live: the umem owns it from here on (it is
-        // stored below, or was already, by `adopt_attachment`).
-        let stored = unsafe { Attachment::from_raw(attach) };
-        let guard = stored.dmabuf().resv().lock();
-        // SAFETY: written under the lock, as notifications that may already run
-        // do (`adopt_attachment`), with the same pointer.
-        unsafe { (*raw).attach = attach };
-        drop(guard);
+        // The umem owns the attachment from here on: stored now, or already by
+        // a notification that came first (`adopt_attachment`), the same pointer.
+        owned.get().store_attachment(attach.into_raw());
         Ok(owned)
     }
 
@@ -408,36 +419,65 @@ impl OwnedUmem {
     }
 }
 
-impl Drop for OwnedUmem {
-    fn drop(&mut self) {
+impl OwnedUmem {
+    /// Releases the umem: runs `last` (the importer's revoke) with the
+    /// buffer's reservation lock held, undoes in the same hold whatever is
+    /// still mapped or pinned, then detaches and frees. One lock and unlock,
+    /// as C's release takes; dropping the umem instead takes the lock itself.
+    pub(crate) fn release_with(self, last: impl FnOnce(&UmemDmabuf, &Attachment, &ResvLocked<'_>)) {
+        let me = core::mem::ManuallyDrop::new(self);
+        me.undo(last);
+        // SAFETY: `me` is never dropped, so this is the only `free`.
+        unsafe { me.free() };
+    }
+
+    /// Takes the lock once for `last` and for undoing a mapping or pin left.
+    fn undo(&self, last: impl FnOnce(&UmemDmabuf, &Attachment, &ResvLocked<'_>)) {
         let umem = self.get();
-        // Release revokes first, so there is normally nothing left to undo; if
-        // there is, undo it rather than leak the mapping or the pin.
-        if let Ok(guard) = umem.lock() {
-            if let (Some(mapping), Ok(attach)) = (umem.take_mapping(&guard), umem.attachment()) {
-                attach.unmap(&guard, mapping);
-            }
-            if umem.pinned(&guard) {
-                if let Ok(attach) = umem.attachment() {
-                    attach.unpin(&guard);
-                }
-                umem.set_pinned(&guard, false);
-            }
+        let (Ok(guard), Ok(attach)) = (umem.lock(), umem.attachment()) else {
+            return;
+        };
+        last(umem, attach, &guard);
+        if let Some(mapping) = umem.take_mapping(&guard) {
+            attach.unmap(&guard, mapping);
         }
+        if umem.pinned(&guard) {
+            attach.unpin(&guard);
+            umem.set_pinned(&guard, false);
+        }
+    }
+
+    /// Detaches from the buffer (putting it) and frees the umem.
+    ///
+    /// # Safety
+    ///
+    /// Called once, as the last use of the umem.
+    unsafe fn free(&self) {
         let raw = self.0.as_ptr().cast::<bindings::ib_umem_dmabuf>();
-        // SAFETY: we own the umem; `attach`, if set, is a `DynAttachment` given up
-        // with `into_raw` (type invariant), reclaimed and dropped (detached, buffer
-        // put) once, here.
-        unsafe {
-            let attach = (*raw).attach;
-            if !attach.is_null() {
-                (*raw).attach = ptr::null_mut();
-                drop(DynAttachment::from_raw(attach));
-            }
+        // Atomically: until the detach below, a notification may still look.
+        let field = self.get().attach_field();
+        let attach = field.swap(ptr::null_mut(), Ordering::Acquire);
+        if !attach.is_null() {
+            // SAFETY: we own the umem; `attach` is a `DynAttachment` given up with
+            // `into_raw` (type invariant), reclaimed and dropped (detached, buffer
+            // put) once, here.
+            drop(unsafe { DynAttachment::from_raw(attach) });
         }
         // SAFETY: allocated by `KBox::new` in `OwnedUmem::new` and owned; every
-        // user is gone (the attachment was detached above).
+        // user is gone (the attachment was detached above); not used again
+        // (the caller's contract).
         drop(unsafe { KBox::from_raw(raw.cast::<Opaque<bindings::ib_umem_dmabuf>>()) });
+    }
+}
+
+impl Drop for OwnedUmem {
+    fn drop(&mut self) {
+        // Release revokes first (`release_with`); a umem dropped on an error
+        // path of creation may still hold a mapping or a pin: undo it rather
+        // than leak it.
+        self.undo(|_, _, _| {});
+        // SAFETY: dropped once; nothing uses the umem after this.
+        unsafe { self.free() };
     }
 }
 
