@@ -251,6 +251,22 @@ static inline int post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, __u64 ladd
 	return ibv_post_send(qp, &wr, &bad);
 }
 
+/* Destroys what is set of a loopback pair's verbs objects, in order. */
+static inline void verbs_close(struct ibv_qp *qa, struct ibv_qp *qb, struct ibv_cq *cq,
+			       struct ibv_pd *pd, struct ibv_context *ctx)
+{
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	if (ctx)
+		ibv_close_device(ctx);
+}
+
 /* The test pattern @seed over @len bytes at @p. */
 static inline void fill(unsigned char *p, size_t len, unsigned int seed)
 {

@@ -244,18 +244,9 @@ static int setup(const char *dev)
 
 static void teardown(void)
 {
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
 	if (hmr)
 		ibv_dereg_mr(hmr);
-	if (cq)
-		ibv_destroy_cq(cq);
-	if (pd)
-		ibv_dealloc_pd(pd);
-	if (ctx)
-		ibv_close_device(ctx);
+	verbs_close(qa, qb, cq, pd, ctx);
 	if (expdev >= 0)
 		close(expdev);
 	qa = NULL;

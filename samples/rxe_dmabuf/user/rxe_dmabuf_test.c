@@ -665,16 +665,7 @@ int main(int argc, char **argv)
 	ibv_dereg_mr(hmr);
 	free(host);
 out:
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
-	if (cq)
-		ibv_destroy_cq(cq);
-	if (pd)
-		ibv_dealloc_pd(pd);
-	if (ctx)
-		ibv_close_device(ctx);
+	verbs_close(qa, qb, cq, pd, ctx);
 	/* Every buffer of this test is closed: none may be left. */
 	n = dmabufs_of("dmabuf_exporter_rs", &i);
 	left = dmabufs_of("udmabuf", &i);
