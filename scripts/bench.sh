@@ -5,7 +5,8 @@
 # fast kernel, as for make demo). One boot; the results go to build/bench/
 # (results.json, results.md, *.png). See Documentation/performance.rst.
 #   BENCH_ROUNDS (7), BENCH_ITERS (64), BENCH_MAX_ENTRIES (262144) override
-#   the module parameters of the run.
+#   the module parameters of the in-kernel run; BENCH_UVERBS_ROUNDS (7) and
+#   BENCH_UVERBS_ITERS (64) the uverbs run.
 set -euo pipefail
 export UMEM_KERNEL=fast
 . "$(dirname "$0")/lib.sh"
@@ -23,7 +24,8 @@ log=$LOGDIR/bench-serial.log
 say "benchmark: $rounds rounds of C,Rust,Rust,C blocks, tables up to $max entries"
 UMEM_TIMEOUT=${UMEM_TIMEOUT:-1800} "$ROOT/scripts/qemu.sh" bench "$log" quiet \
 	kunit.filter_glob='umem_dmabuf_rs_bench*' \
-	"umem.modargs=bench_rounds=$rounds,bench_iters=$iters,bench_max_entries=$max"
+	"umem.modargs=bench_rounds=$rounds,bench_iters=$iters,bench_max_entries=$max" \
+	"umem.bench_uverbs=${BENCH_UVERBS_ROUNDS:-7},${BENCH_UVERBS_ITERS:-64}"
 python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
 	--require-ktap --log "$log" --quiet >"$LOGDIR/bench-report.txt" || {
 	cat "$LOGDIR/bench-report.txt"

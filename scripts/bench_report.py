@@ -39,12 +39,12 @@ def bootstrap_median(xs, n=2000, seed=1):
 
 
 def parse(log):
-    """(bench, entries) -> round -> impl -> [ns, ...], from the KTAP block of
-    the bench module load (the kernel log dump at the end repeats it)."""
+    """(bench, entries) -> round -> impl -> [ns, ...], from the benchmark's
+    KTAP blocks (the kernel log dump at the end repeats the in-kernel ones)."""
     data = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     inside = False
     for line in Path(log).read_text(errors="replace").splitlines():
-        if "@@UMEM-KTAP-BEGIN bench@@" in line:
+        if re.search(r"@@UMEM-KTAP-BEGIN bench(_uverbs)?@@", line):
             inside = True
         elif "@@UMEM-KTAP-END@@" in line:
             inside = False

@@ -25,6 +25,8 @@ step fault_injection_uverbs_rust ktap_run fault_injection_uverbs+rust \
 KTAP_TIMEOUT=$((120 + OPS / 50)) step fuzz_rust ktap_run fuzz+rust \
 	$FUZZ rust fuzz "$SEED" "$OPS" --save /tmp/fuzz-rust.txt
 step storm_rust ktap_run storm+rust $FUZZ rust storm "$STORM"
+# make bench's uverbs benchmark, once, tiny: it must run and print numbers.
+step bench_uverbs_smoke_rust ktap_run bench_uverbs+rust $FUZZ rust regbench 16 2 1 0
 # Device removal under a process with live dma-buf MRs, then rxe0 again.
 step rxe_removal_rust_importer ktap_run rxe_removal+rust-importer \
 	rxe_dmabuf_test rxe0 "$GIDX" rust remove
@@ -45,6 +47,7 @@ step fault_injection_uverbs_c ktap_run fault_injection_uverbs+c \
 KTAP_TIMEOUT=$((120 + OPS / 50)) step fuzz_c ktap_run fuzz+c \
 	$FUZZ c fuzz "$SEED" "$OPS" --compare /tmp/fuzz-rust.txt
 step storm_c ktap_run storm+c $FUZZ c storm "$STORM"
+step bench_uverbs_smoke_c ktap_run bench_uverbs+c $FUZZ c regbench 16 2 1 0
 step rxe_removal_c_importer ktap_run rxe_removal+c-importer \
 	rxe_dmabuf_test rxe0 "$GIDX" remove
 # The other way a device goes: its network device is deleted (a veth here).

@@ -20,6 +20,8 @@
  *	non-dma-buf fds; deregistration, migration, STATS, close, mmap of odd
  *	ranges, and RDMA WRITEs into registered MRs whose every byte is checked
  *	through the CPU mapping.
+ *   regbench PAGES ITERS PINNED ROUND: regbench_IMPORTER, one block of make
+ *	bench's REG_DMABUF_MR + dereg benchmark (see regbench()).
  *   storm SECONDS: storm_IMPORTER. Worker processes register and deregister
  *	on shared and private buffers while a thread migrates the shared ones, a
  *	thread writes to one and checks the data, a thread keeps trying to unload
@@ -1076,6 +1078,55 @@ static void storm(const char *dev, int secs)
 	close(shared_fd[1]);
 }
 
+/* ---- regbench ------------------------------------------------------ */
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/*
+ * One block of make bench's uverbs benchmark: REG_DMABUF_MR + dereg of a
+ * whole exporter buffer of @pages one-page entries, @iters times, dynamic
+ * or (@pinned: rxe's dmabuf_pinned=1, which pins and maps at registration)
+ * pinned. Prints "BENCH reg_dereg_<kind> <pages> <importer> <round> <ns>",
+ * the format of the in-kernel benchmark (scripts/bench_report.py).
+ */
+static void regbench(unsigned int pages, unsigned int iters, int pinned, unsigned int round)
+{
+	const char *param = "/sys/module/rdma_rxe/parameters/dmabuf_pinned";
+	const __u32 access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	unsigned int i, done = 0;
+	int fd, err = 0;
+	struct dmr mr;
+	double t;
+
+	fd = exp_create_chunks(expdev, (__u64)pages * PAGE, DMABUF_EXP_F_DYNAMIC, NULL, 0, &err);
+	if (fd < 0 || write_file(param, pinned ? "1" : "0")) {
+		result(0, "benchmark buffer of %u pages (errno %d)", pages, err);
+		return;
+	}
+	t = now_ns();
+	for (i = 0; i < iters; i++) {
+		err = uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, 0, (__u64)pages * PAGE, 0x100000,
+				       fd, access, &mr);
+		if (err || uv_dereg_mr(ctx->cmd_fd, &mr))
+			break;
+		done++;
+	}
+	t = now_ns() - t;
+	write_file(param, "0");
+	close(fd);
+	if (done == iters)
+		printf("    # BENCH reg_dereg_%s %u %s %u %.0f\n", pinned ? "pinned" : "dynamic",
+		       pages, importer, round, t / iters);
+	result(done == iters, "regbench_%s_%u_pages (%u of %u, errno %d)",
+	       pinned ? "pinned" : "dynamic", pages, done, iters, err);
+}
+
 int main(int argc, char **argv)
 {
 	const char *save = NULL, *compare = NULL, *mode;
@@ -1109,6 +1160,8 @@ int main(int argc, char **argv)
 		fuzz(strtoull(argv[5], NULL, 0), strtoul(argv[6], NULL, 0), refs);
 	else if (!strcmp(mode, "storm") && argc > 5)
 		storm(argv[1], atoi(argv[5]));
+	else if (!strcmp(mode, "regbench") && argc > 8)
+		regbench(atoi(argv[5]), atoi(argv[6]), atoi(argv[7]), atoi(argv[8]));
 	else
 		result(0, "known_mode %s", mode);
 	if (outlog)
