@@ -15,14 +15,10 @@ step rmmod_umem_dmabuf_rs rmmod umem_dmabuf_rs
 
 rounds=3
 iters=32
-for arg in $(cat /proc/cmdline); do
-	case "$arg" in
-	umem.bench_uverbs=*)
-		rounds=$(echo "${arg#umem.bench_uverbs=}" | cut -d, -f1)
-		iters=$(echo "${arg#umem.bench_uverbs=}" | cut -d, -f2)
-		;;
-	esac
-done
+if v=$(cmdline_value umem.bench_uverbs); then
+	rounds=${v%%,*}
+	iters=${v#*,}
+fi
 
 GIDX=$(rxe_setup)
 step rxe_device_with_ipv4_gid test -n "$GIDX"

@@ -3,6 +3,24 @@
 # load) and unload it; the load/unload steps are a KTAP suite of their own.
 . /umem/lib.sh
 
+# reliability IMPORTER --save|--compare (rxe_dmabuf_fuzz on rxe0): every
+# allocation of REG_DMABUF_MR failed in turn, a seeded fuzzer, a storm, and
+# make bench's uverbs benchmark once, tiny (it must run and print numbers).
+# The Rust run saves its outcomes, the C run must reproduce them.
+SEED=${UMEM_FUZZ_SEED:-20261130}
+OPS=${UMEM_FUZZ_OPS:-20000}
+STORM=${UMEM_STORM_SECS:-15}
+reliability() {
+	local imp=$1 mode=$2 fuzz="rxe_dmabuf_fuzz rxe0 $GIDX"
+	step "fault_injection_uverbs_$imp" ktap_run "fault_injection_uverbs+$imp" \
+		$fuzz "$imp" faults "$mode" /tmp/faults-rust.txt
+	KTAP_TIMEOUT=$((120 + OPS / 50)) step "fuzz_$imp" ktap_run "fuzz+$imp" \
+		$fuzz "$imp" fuzz "$SEED" "$OPS" "$mode" /tmp/fuzz-rust.txt
+	step "storm_$imp" ktap_run "storm+$imp" $fuzz "$imp" storm "$STORM"
+	step "bench_uverbs_smoke_$imp" ktap_run "bench_uverbs+$imp" \
+		$fuzz "$imp" regbench 16 2 1 0
+}
+
 GIDX=$(rxe_setup)
 step rxe_device_with_ipv4_gid test -n "$GIDX"
 
@@ -13,20 +31,7 @@ step insmod_exporter_rust_importer ktap_insmod exporter+rust-importer dmabuf_exp
 step rxe_e2e_rust_importer ktap_run rxe_e2e+rust-importer rxe_dmabuf_test rxe0 "$GIDX" rust stress
 step uverbs_client_rust_importer uverbs-dmabuf rxe0 "$GIDX"
 step uverbs_client_raw_ioctl_rust_importer uverbs-dmabuf rxe0 "$GIDX" --raw
-# Reliability (rxe_dmabuf_fuzz): every allocation of REG_DMABUF_MR failed in
-# turn, a seeded fuzzer and a storm. The Rust run saves its outcomes, the C
-# run below must reproduce them.
-FUZZ="rxe_dmabuf_fuzz rxe0 $GIDX"
-SEED=${UMEM_FUZZ_SEED:-20261130}
-OPS=${UMEM_FUZZ_OPS:-20000}
-STORM=${UMEM_STORM_SECS:-15}
-step fault_injection_uverbs_rust ktap_run fault_injection_uverbs+rust \
-	$FUZZ rust faults --save /tmp/faults-rust.txt
-KTAP_TIMEOUT=$((120 + OPS / 50)) step fuzz_rust ktap_run fuzz+rust \
-	$FUZZ rust fuzz "$SEED" "$OPS" --save /tmp/fuzz-rust.txt
-step storm_rust ktap_run storm+rust $FUZZ rust storm "$STORM"
-# make bench's uverbs benchmark, once, tiny: it must run and print numbers.
-step bench_uverbs_smoke_rust ktap_run bench_uverbs+rust $FUZZ rust regbench 16 2 1 0
+reliability rust --save
 # Device removal under a process with live dma-buf MRs, then rxe0 again.
 step rxe_removal_rust_importer ktap_run rxe_removal+rust-importer \
 	rxe_dmabuf_test rxe0 "$GIDX" rust remove
@@ -41,13 +46,7 @@ step exporter_userspace_test ktap_run exporter_user /umem/bin/exp_test
 step rxe_e2e_c_importer ktap_run rxe_e2e+c-importer rxe_dmabuf_test rxe0 "$GIDX" stress
 step uverbs_client_c_importer uverbs-dmabuf rxe0 "$GIDX"
 step uverbs_client_raw_ioctl_c_importer uverbs-dmabuf rxe0 "$GIDX" --raw
-FUZZ="rxe_dmabuf_fuzz rxe0 $GIDX"
-step fault_injection_uverbs_c ktap_run fault_injection_uverbs+c \
-	$FUZZ c faults --compare /tmp/faults-rust.txt
-KTAP_TIMEOUT=$((120 + OPS / 50)) step fuzz_c ktap_run fuzz+c \
-	$FUZZ c fuzz "$SEED" "$OPS" --compare /tmp/fuzz-rust.txt
-step storm_c ktap_run storm+c $FUZZ c storm "$STORM"
-step bench_uverbs_smoke_c ktap_run bench_uverbs+c $FUZZ c regbench 16 2 1 0
+reliability c --compare
 step rxe_removal_c_importer ktap_run rxe_removal+c-importer \
 	rxe_dmabuf_test rxe0 "$GIDX" remove
 # The other way a device goes: its network device is deleted (a veth here).

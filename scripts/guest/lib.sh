@@ -108,6 +108,21 @@ watchdog() {
 	done
 }
 
+# cmdline_value KEY: prints the value of KEY=VALUE on the kernel command
+# line; fails if there is none.
+cmdline_value() {
+	local arg
+	for arg in $(cat /proc/cmdline); do
+		case "$arg" in
+		"$1"=*)
+			echo "${arg#"$1"=}"
+			return 0
+			;;
+		esac
+	done
+	return 1
+}
+
 # rxe_setup [NAME NETDEV ADDR GID_SUFFIX]: a soft-RoCE device NAME (rxe0) on
 # NETDEV (eth0) with the IPv4 address ADDR (192.0.2.1/24); prints the index
 # of its IPv4 (RoCE v2) GID, the one ending in GID_SUFFIX (the address in

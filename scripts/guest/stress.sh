@@ -8,15 +8,11 @@
 runs=10
 qpt=20
 importer=c
-for arg in $(cat /proc/cmdline); do
-	case "$arg" in
-	umem.stress=*)
-		runs=$(echo "${arg#umem.stress=}" | cut -d, -f1)
-		qpt=$(echo "${arg#umem.stress=}" | cut -d, -f2)
-		importer=$(echo "${arg#umem.stress=}" | cut -d, -f3)
-		;;
-	esac
-done
+if v=$(cmdline_value umem.stress); then
+	runs=$(echo "$v" | cut -d, -f1)
+	qpt=$(echo "$v" | cut -d, -f2)
+	importer=$(echo "$v" | cut -d, -f3)
+fi
 
 GIDX=$(rxe_setup)
 step rxe_device_with_ipv4_gid test -n "$GIDX"
