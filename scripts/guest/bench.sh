@@ -2,8 +2,9 @@
 # Guest side of `make bench` (scripts/bench.sh).
 # 1. In-kernel: loads umem_dmabuf_rs.ko with the benchmark's parameters; the
 #    kernel command line filters KUnit down to the bench suite.
-# 2. Through uverbs on rxe: REG_DMABUF_MR + dereg (rxe_dmabuf_fuzz regbench),
-#    dynamic and pinned, for each size, in rounds of C, Rust, Rust, C blocks
+# 2. Through uverbs on rxe (rxe_dmabuf_fuzz regbench): REG_DMABUF_MR +
+#    dereg, dynamic and pinned, and the migrate + re-map round trip, for each
+#    size, in rounds of C, Rust, Rust, C blocks
 #    (the Rust module loaded for the middle two). umem.bench_uverbs=ROUNDS,
 #    ITERS on the command line (ITERS: registrations per block up to 16
 #    pages, fewer above, at least 2).
@@ -27,7 +28,7 @@ step insmod_exporter insmod "$MODDIR/dmabuf_exporter_rs.ko"
 n=0
 block() {	# block IMPORTER ROUND
 	local kind pages it
-	for kind in 0 1; do
+	for kind in 0 1 2; do
 		for pages in 1 16 256 4096 65536; do
 			it=$((iters * 16 / pages))
 			[ "$it" -ge 2 ] || it=2

@@ -19,6 +19,8 @@ reliability() {
 	step "storm_$imp" ktap_run "storm+$imp" $fuzz "$imp" storm "$STORM"
 	step "bench_uverbs_smoke_$imp" ktap_run "bench_uverbs+$imp" \
 		$fuzz "$imp" regbench 16 2 1 0
+	step "bench_remap_smoke_$imp" ktap_run "bench_remap+$imp" \
+		$fuzz "$imp" regbench 16 2 2 0
 }
 
 GIDX=$(rxe_setup)

@@ -20,8 +20,8 @@
  *	non-dma-buf fds; deregistration, migration, STATS, close, mmap of odd
  *	ranges, and RDMA WRITEs into registered MRs whose every byte is checked
  *	through the CPU mapping.
- *   regbench PAGES ITERS PINNED ROUND: regbench_IMPORTER, one block of make
- *	bench's REG_DMABUF_MR + dereg benchmark (see regbench()).
+ *   regbench PAGES ITERS KIND ROUND: regbench_IMPORTER, one block of make
+ *	bench's uverbs benchmarks (see regbench()).
  *   storm SECONDS: storm_IMPORTER. Worker processes register and deregister
  *	on shared and private buffers while a thread migrates the shared ones, a
  *	thread writes to one and checks the data, a thread keeps trying to unload
@@ -1089,14 +1089,48 @@ static double now_ns(void)
 }
 
 /*
- * One block of make bench's uverbs benchmark: REG_DMABUF_MR + dereg of a
- * whole exporter buffer of @pages one-page entries, @iters times, dynamic
- * or (@pinned: rxe's dmabuf_pinned=1, which pins and maps at registration)
- * pinned. Prints "BENCH reg_dereg_<kind> <pages> <importer> <round> <ns>",
- * the format of the in-kernel benchmark (scripts/bench_report.py).
+ * The invalidate and re-map round trip, @iters times on a dynamic MR over
+ * the whole buffer @fd of @pages pages: a migration (move_notify: rxe drops
+ * its page list, the importer unmaps), then an 8-byte RDMA WRITE, which
+ * makes rxe re-map (map_pages, waiting for the copy's fence). Returns the ns
+ * per round trip, or 0 on a failure.
  */
-static void regbench(unsigned int pages, unsigned int iters, int pinned, unsigned int round)
+static double remap_rounds(int fd, unsigned int pages, unsigned int iters)
 {
+	const __u32 access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	unsigned int i;
+	struct dmr mr;
+	double t = 0;
+
+	if (uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, 0, (__u64)pages * PAGE, 0x100000, fd,
+			     access, &mr))
+		return 0;
+	if (write_to(0x100000, mr.rkey, 8) == IBV_WC_SUCCESS) {
+		t = now_ns();
+		for (i = 0; i < iters; i++)
+			if (exp_migrate_fd(expdev, fd, 0, 0) ||
+			    write_to(0x100000, mr.rkey, 8) != IBV_WC_SUCCESS)
+				break;
+		t = i == iters ? (now_ns() - t) / iters : 0;
+	}
+	uv_dereg_mr(ctx->cmd_fd, &mr);
+	return t;
+}
+
+/*
+ * One block of make bench's uverbs benchmarks on an exporter buffer of
+ * @pages one-page entries, @iters times: @kind 0, REG_DMABUF_MR + dereg of
+ * a dynamic MR over the whole buffer; 1, the same pinned (rxe's
+ * dmabuf_pinned=1, which pins and maps at registration); 2, the invalidate
+ * and re-map round trip (remap_rounds()). Prints "BENCH <name> <pages>
+ * <importer> <round> <ns>", the format of the in-kernel benchmark
+ * (scripts/bench_report.py).
+ */
+static void regbench(unsigned int pages, unsigned int iters, int kind, unsigned int round)
+{
+	static const char *const names[] = { "reg_dereg_dynamic", "reg_dereg_pinned",
+					     "migrate_remap_write" };
+	int pinned = kind == 1;
 	const char *param = "/sys/module/rdma_rxe/parameters/dmabuf_pinned";
 	const __u32 access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	unsigned int i, done = 0;
@@ -1105,9 +1139,14 @@ static void regbench(unsigned int pages, unsigned int iters, int pinned, unsigne
 	double t;
 
 	fd = exp_create_chunks(expdev, (__u64)pages * PAGE, DMABUF_EXP_F_DYNAMIC, NULL, 0, &err);
-	if (fd < 0 || write_file(param, pinned ? "1" : "0")) {
+	if (fd < 0 || kind < 0 || kind > 2 || write_file(param, pinned ? "1" : "0")) {
 		result(0, "benchmark buffer of %u pages (errno %d)", pages, err);
 		return;
+	}
+	if (kind == 2) {
+		t = remap_rounds(fd, pages, iters);
+		done = t > 0 ? iters : 0;
+		goto report;
 	}
 	t = now_ns();
 	for (i = 0; i < iters; i++) {
@@ -1117,14 +1156,14 @@ static void regbench(unsigned int pages, unsigned int iters, int pinned, unsigne
 			break;
 		done++;
 	}
-	t = now_ns() - t;
+	t = (now_ns() - t) / iters;
+report:
 	write_file(param, "0");
 	close(fd);
 	if (done == iters)
-		printf("    # BENCH reg_dereg_%s %u %s %u %.0f\n", pinned ? "pinned" : "dynamic",
-		       pages, importer, round, t / iters);
-	result(done == iters, "regbench_%s_%u_pages (%u of %u, errno %d)",
-	       pinned ? "pinned" : "dynamic", pages, done, iters, err);
+		printf("    # BENCH %s %u %s %u %.0f\n", names[kind], pages, importer, round, t);
+	result(done == iters, "%s_%u_pages (%u of %u, errno %d)", names[kind], pages, done,
+	       iters, err);
 }
 
 int main(int argc, char **argv)
