@@ -6,7 +6,11 @@
 # (results.json, results.md, *.png). See Documentation/performance.rst.
 #   BENCH_ROUNDS (7), BENCH_ITERS (64), BENCH_MAX_ENTRIES (262144) override
 #   the module parameters of the in-kernel run; BENCH_UVERBS_ROUNDS (7) and
-#   BENCH_UVERBS_ITERS (64) the uverbs run.
+#   BENCH_UVERBS_ITERS (64) the uverbs run; BENCH_DP (ROUNDS,MS: 5,300) the
+#   data-path run and BENCH_MIG (3,2000) the migration run (blocks of MS
+#   milliseconds). BENCH_PROFILE=1 runs the in-kernel part under perf record
+#   (cpu-clock sampling, all CPUs) and prints the hottest kernel symbols
+#   (build/logs/bench-serial.log, between @@UMEM-PERF@@ markers).
 set -euo pipefail
 export UMEM_KERNEL=fast
 . "$(dirname "$0")/lib.sh"
@@ -21,11 +25,18 @@ mkdir -p "$out"
 "$ROOT/scripts/rdma-core.sh"
 "$ROOT/scripts/module.sh"
 log=$LOGDIR/bench-serial.log
+profile=
+if [ "${BENCH_PROFILE:-0}" = 1 ]; then
+	command -v perf >/dev/null || die "BENCH_PROFILE=1 needs perf(1): apt-get install linux-perf"
+	export UMEM_PERF=1
+	profile=umem.profile=1
+fi
 say "benchmark: $rounds rounds of C,Rust,Rust,C blocks, tables up to $max entries"
 UMEM_TIMEOUT=${UMEM_TIMEOUT:-1800} "$ROOT/scripts/qemu.sh" bench "$log" quiet \
 	kunit.filter_glob='umem_dmabuf_rs_bench*' \
 	"umem.modargs=bench_rounds=$rounds,bench_iters=$iters,bench_max_entries=$max" \
-	"umem.bench_uverbs=${BENCH_UVERBS_ROUNDS:-7},${BENCH_UVERBS_ITERS:-64}"
+	"umem.bench_uverbs=${BENCH_UVERBS_ROUNDS:-7},${BENCH_UVERBS_ITERS:-64}" \
+	"umem.bench_dp=${BENCH_DP:-5,300}" "umem.bench_mig=${BENCH_MIG:-3,2000}" $profile
 python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
 	--require-ktap --log "$log" --quiet >"$LOGDIR/bench-report.txt" || {
 	cat "$LOGDIR/bench-report.txt"

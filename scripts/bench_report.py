@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""bench_report.py LOG OUTDIR [KERNEL]: turns the BENCH lines of a benchmark
-boot (rust/kunit/bench_test.c) into OUTDIR/results.json, results.md and
-plots (ns_per_entry.png, ratio.png).
+"""bench_report.py LOG OUTDIR [KERNEL]: turns the BENCH and DPBENCH lines of
+a benchmark boot (rust/kunit/bench_test.c, rxe_dmabuf_fuzz regbench,
+rxe_dmabuf_bench) into OUTDIR/results.json, results.md and plots
+(ns_per_entry.png, ratio.png, datapath.png, migrate.png).
 
 Each (benchmark, table size) has blocks timed in rounds of C, Rust, Rust, C.
 Per round the ratio is the mean of its two Rust blocks over the mean of its
@@ -10,6 +11,12 @@ two C blocks, so drift within a round cancels; the report gives the median
 ns per operation of each side with p10/p90, the median of the per-round
 ratios, and a 95% bootstrap interval of that median (seeded, so a log always
 gives the same report).
+
+The data-path blocks (DPBENCH) compare targets within one importer: each
+round runs ordinary, dynamic, pinned, pinned, dynamic, ordinary (the
+migration run: 0, 1, 10, 100, 100, 10, 1, 0 migrations per second), and the
+per-round ratio is against the ordinary MR (no migration): bandwidth over
+the baseline's bandwidth, or latency over the baseline's latency.
 """
 import json
 import random
@@ -19,7 +26,9 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-BENCH_RE = re.compile(r"BENCH (\S+) (\d+) (c|rust) (\d+) (\d+)")
+BENCH_RE = re.compile(r" BENCH (\S+) (\d+) (c|rust) (\d+) (\d+)")
+DP_RE = re.compile(r"DPBENCH (\S+) (\d+) (c|rust) (\S+) (\d+) (\d+)")
+BASELINE = {"ordinary", "mig0"}
 
 
 def quantile(xs, q):
@@ -53,6 +62,65 @@ def parse(log):
             data[(m.group(1), int(m.group(2)))][int(m.group(4))][m.group(3)].append(
                 int(m.group(5)))
     return data
+
+
+def parse_dp(log):
+    """(bench, bytes, importer) -> round -> target -> [ns per message, ...]."""
+    data = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    inside = False
+    for line in Path(log).read_text(errors="replace").splitlines():
+        if re.search(r"@@UMEM-KTAP-BEGIN bench_(datapath|migrate)@@", line):
+            inside = True
+        elif "@@UMEM-KTAP-END@@" in line:
+            inside = False
+        m = DP_RE.search(line) if inside else None
+        if m:
+            key = (m.group(1), int(m.group(2)), m.group(3))
+            data[key][int(m.group(5))][m.group(4)].append(int(m.group(6)))
+    return data
+
+
+def target_order(name):
+    """ordinary, dynamic, pinned; mig0, mig1, mig10, mig100."""
+    fixed = {"ordinary": 0, "dynamic": 1, "pinned": 2}
+    if name in fixed:
+        return fixed[name]
+    return 10 + int(name[3:]) if name.startswith("mig") and name[3:].isdigit() else 99
+
+
+def summarize_dp(data):
+    rows = []
+    for (bench, size, imp) in sorted(data):
+        rounds = data[(bench, size, imp)]
+        latency = bench.endswith("_lat")
+        targets = sorted({t for r in rounds.values() for t in r}, key=target_order)
+        base = next((t for t in targets if t in BASELINE), None)
+        if base is None:
+            continue
+        for tgt in targets:
+            ns_all, ratios = [], []
+            for rnd in sorted(rounds):
+                b = rounds[rnd].get(base, [])
+                x = rounds[rnd].get(tgt, [])
+                if not b or not x:
+                    continue
+                ns_all += x
+                mb, mx = statistics.mean(b), statistics.mean(x)
+                ratios.append(mx / mb if latency else mb / mx)
+            if not ratios:
+                continue
+            lo, hi = bootstrap_median(ratios)
+            med = statistics.median(ns_all)
+            rows.append({
+                "bench": bench, "bytes": size, "importer": imp, "target": tgt,
+                "baseline": base, "rounds": len(ratios),
+                "ns_per_msg": med, "ns_p10": quantile(ns_all, 0.1),
+                "ns_p90": quantile(ns_all, 0.9),
+                "mb_per_s": None if latency else size / med * 1e3,
+                "ratio": statistics.median(ratios), "ratio_ci95": [lo, hi],
+                "ratio_kind": "latency/baseline" if latency else "bandwidth/baseline",
+            })
+    return rows
 
 
 def summarize(data):
@@ -103,6 +171,78 @@ def markdown(rows, kernel):
             f"| {r['c_ns_per_entry']:.1f} | {r['rust_ns_per_entry']:.1f} "
             f"| {r['ratio']:.3f} [{r['ratio_ci95'][0]:.3f}, {r['ratio_ci95'][1]:.3f}] |")
     return "\n".join(out) + "\n"
+
+
+def markdown_dp(rows):
+    if not rows:
+        return ""
+    out = ["", "Data path on rxe (loopback RC QP, 16 outstanding; latency: one 8-byte WRITE at a "
+           "time). Ratio: bandwidth over the baseline's (ordinary MR; no migration), or latency "
+           "over the baseline's; median of the per-round ratios, 95% bootstrap interval.", "",
+           "| benchmark | bytes | importer | target | us/msg (p10-p90) | MB/s | ratio [95% CI] |",
+           "|---|---:|---|---|---:|---:|---:|"]
+    for r in rows:
+        mb = f"{r['mb_per_s']:.1f}" if r["mb_per_s"] is not None else "-"
+        out.append(
+            f"| {r['bench']} | {r['bytes']} | {r['importer']} | {r['target']} "
+            f"| {r['ns_per_msg'] / 1e3:.1f} ({r['ns_p10'] / 1e3:.1f}-{r['ns_p90'] / 1e3:.1f}) "
+            f"| {mb} | {r['ratio']:.3f} [{r['ratio_ci95'][0]:.3f}, {r['ratio_ci95'][1]:.3f}] |")
+    return "\n".join(out) + "\n"
+
+
+def plots_dp(rows, outdir):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    dp = [r for r in rows if not r["bench"].startswith("migrate") and r["target"] != r["baseline"]]
+    if dp:
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        labels = sorted({(r["bench"], r["bytes"]) for r in dp},
+                        key=lambda k: (k[0], k[1]))
+        series = sorted({(r["importer"], r["target"]) for r in dp})
+        width = 0.8 / max(len(series), 1)
+        for i, (imp, tgt) in enumerate(series):
+            xs, ys, err = [], [], [[], []]
+            for j, lab in enumerate(labels):
+                r = next((r for r in dp if (r["bench"], r["bytes"]) == lab and
+                          r["importer"] == imp and r["target"] == tgt), None)
+                if r is None:
+                    continue
+                xs.append(j + (i - (len(series) - 1) / 2) * width)
+                ys.append(r["ratio"])
+                err[0].append(r["ratio"] - r["ratio_ci95"][0])
+                err[1].append(r["ratio_ci95"][1] - r["ratio"])
+            ax.bar(xs, ys, width, yerr=err, capsize=2, label=f"{tgt} ({imp} importer)")
+        ax.axhline(1.0, color="grey", lw=1)
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels([f"{b}\n{n} B" for b, n in labels], fontsize=7)
+        ax.set_ylim(0.5, 1.3)
+        ax.set_ylabel("dma-buf MR / ordinary MR\n(bandwidth; latency for write_lat)")
+        ax.set_title("rxe data path into dma-buf MRs against an ordinary MR (TCG)")
+        ax.legend(fontsize=7)
+        ax.grid(True, axis="y", alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(outdir / "datapath.png", dpi=110)
+        plt.close(fig)
+
+    mig = [r for r in rows if r["bench"].startswith("migrate")]
+    if mig:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for imp in sorted({r["importer"] for r in mig}):
+            rs = sorted((r for r in mig if r["importer"] == imp),
+                        key=lambda r: target_order(r["target"]))
+            x = [max(int(r["target"][3:]), 0.5) for r in rs]
+            ax.plot(x, [r["mb_per_s"] for r in rs], "o-", label=f"{imp} importer")
+        ax.set_xscale("log")
+        ax.set_xlabel("migrations per second (0 plotted at 0.5)")
+        ax.set_ylabel("WRITE MB/s, 1 MiB messages (median)")
+        ax.set_title("WRITE into a dynamic dma-buf MR while it migrates (TCG)")
+        ax.legend(fontsize=8)
+        ax.grid(True, which="both", alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(outdir / "migrate.png", dpi=110)
+        plt.close(fig)
 
 
 def plots(rows, outdir):
@@ -156,16 +296,19 @@ def main():
     kernel = sys.argv[3] if len(sys.argv) > 3 else "?"
     outdir.mkdir(parents=True, exist_ok=True)
     rows = summarize(parse(log))
-    if not rows:
-        print(f"no BENCH lines in {log}", file=sys.stderr)
+    dp_rows = summarize_dp(parse_dp(log))
+    if not rows and not dp_rows:
+        print(f"no BENCH or DPBENCH lines in {log}", file=sys.stderr)
         return 1
-    (outdir / "results.json").write_text(json.dumps({"kernel": kernel, "results": rows},
-                                                    indent=1) + "\n")
-    md = markdown(rows, kernel)
+    (outdir / "results.json").write_text(json.dumps(
+        {"kernel": kernel, "results": rows, "datapath": dp_rows}, indent=1) + "\n")
+    md = markdown(rows, kernel) + markdown_dp(dp_rows)
     (outdir / "results.md").write_text(md)
-    plots(rows, outdir)
+    if rows:
+        plots(rows, outdir)
+    plots_dp(dp_rows, outdir)
     print(md)
-    print(f"written: {outdir}/results.json, results.md, ns_per_entry.png, ratio.png")
+    print(f"written: {outdir}/results.json, results.md and plots")
     return 0
 
 

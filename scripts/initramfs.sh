@@ -92,6 +92,12 @@ if [ -f "$RCSTAGE/usr/lib/x86_64-linux-gnu/libibverbs.so.1" ]; then
 	cp -r "$RCSTAGE/usr/share/doc/rdma-core/tests" "$root/umem/rdma-core-tests"
 fi
 
+# perf(1) for a profile of the benchmark (make bench with BENCH_PROFILE=1;
+# it samples with the cpu-clock software event, TCG has no PMU).
+if [ "${UMEM_PERF:-0}" = 1 ]; then
+	add_file /usr/bin/perf
+fi
+
 # Project artefacts: modules and guest programs built by scripts/module.sh.
 for ko in "$ROOT"/*.ko "$ROOT"/samples/*/*.ko; do
 	[ -e "$ko" ] && cp "$ko" "$root/umem/modules/"

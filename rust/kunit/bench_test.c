@@ -33,14 +33,14 @@
 #include "umem_test.h"
 
 static unsigned int bench_rounds = 1;
-module_param(bench_rounds, uint, 0444);
+module_param(bench_rounds, uint, 0644);
 MODULE_PARM_DESC(bench_rounds, "Bench: rounds of C, Rust, Rust, C blocks (default 1)");
 static unsigned int bench_iters = 1;
-module_param(bench_iters, uint, 0444);
+module_param(bench_iters, uint, 0644);
 MODULE_PARM_DESC(bench_iters,
 		 "Bench: operations per block up to 16 entries, fewer for larger tables (default 1)");
 static unsigned int bench_max_entries = 4096;
-module_param(bench_max_entries, uint, 0444);
+module_param(bench_max_entries, uint, 0644);
 MODULE_PARM_DESC(bench_max_entries, "Bench: largest exporter table (default 4096)");
 
 enum bench_op { BENCH_GET_MAP, BENCH_GET_PINNED };

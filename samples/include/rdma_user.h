@@ -187,12 +187,13 @@ static inline int udmabuf_create(size_t size, unsigned char **map)
 
 /*
  * Moves RC QP @qp to RTS, connected to QP @dest behind GID @gid (index @gidx
- * of port 1). The retransmit timeout is 4.3 s: a responder re-mapping a
+ * of port 1), with @rd_atomic RDMA READs (and atomics) outstanding in each
+ * direction. The retransmit timeout is 4.3 s: a responder re-mapping a
  * dma-buf MR waits for the exporter's copy fence, which under TCG can exceed
  * shorter timers; RXE_TEST_QP_TIMEOUT overrides it (scripts/stress.sh).
  */
-static inline int connect_qp(struct ibv_qp *qp, __u32 dest, union ibv_gid *gid,
-			     int gidx)
+static inline int connect_qp_rd(struct ibv_qp *qp, __u32 dest, union ibv_gid *gid,
+				int gidx, __u8 rd_atomic)
 {
 	const char *timeout = getenv("RXE_TEST_QP_TIMEOUT");
 	struct ibv_qp_attr a;
@@ -210,7 +211,7 @@ static inline int connect_qp(struct ibv_qp *qp, __u32 dest, union ibv_gid *gid,
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = dest;
 	a.rq_psn = 1;
-	a.max_dest_rd_atomic = 1;
+	a.max_dest_rd_atomic = rd_atomic;
 	a.min_rnr_timer = 1;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.grh.dgid = *gid;
@@ -227,10 +228,17 @@ static inline int connect_qp(struct ibv_qp *qp, __u32 dest, union ibv_gid *gid,
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.sq_psn = 1;
-	a.max_rd_atomic = 1;
+	a.max_rd_atomic = rd_atomic;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* connect_qp_rd() with one READ or atomic outstanding. */
+static inline int connect_qp(struct ibv_qp *qp, __u32 dest, union ibv_gid *gid,
+			     int gidx)
+{
+	return connect_qp_rd(qp, dest, gid, gidx, 1);
 }
 
 /*

@@ -8,10 +8,42 @@
 #    (the Rust module loaded for the middle two). umem.bench_uverbs=ROUNDS,
 #    ITERS on the command line (ITERS: registrations per block up to 16
 #    pages, fewer above, at least 2).
-# Every block prints BENCH lines that the host turns into the report.
+# 3. The data path on rxe (rxe_dmabuf_bench datapath): WRITE/READ bandwidth
+#    and 8-byte WRITE latency into an ordinary, a dynamic dma-buf and a
+#    pinned dma-buf MR, on each importer; umem.bench_dp=ROUNDS,MS.
+# 4. WRITE bandwidth into a dynamic dma-buf MR while the buffer migrates
+#    0, 1, 10 and 100 times per second (rxe_dmabuf_bench migrate), on each
+#    importer; umem.bench_mig=ROUNDS,MS.
+# Every block prints BENCH or DPBENCH lines that the host turns into the
+# report.
 . /umem/lib.sh
 
-step insmod_umem_dmabuf_rs_bench ktap_insmod bench umem_dmabuf_rs.ko $UMEM_MODARGS
+if cmdline_value umem.profile >/dev/null; then
+	# The in-kernel part under perf (cpu-clock sampling on all CPUs), then
+	# the kernel symbols with the most samples, C and Rust side by side.
+	# perf resolves a module's symbols only if it was loaded before the
+	# recording started: load it with a one-operation run, set the real
+	# parameters, and run the suite again through KUnit's debugfs file.
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	step insmod_umem_dmabuf_rs_quick insmod "$MODDIR/umem_dmabuf_rs.ko" \
+		bench_rounds=1 bench_iters=1 bench_max_entries=1
+	for kv in $UMEM_MODARGS; do
+		echo "${kv#*=}" >"/sys/module/umem_dmabuf_rs/parameters/${kv%%=*}"
+	done
+	echo "umem-ktap-start bench" >/dev/kmsg
+	perf record -q -a -e cpu-clock -o /tmp/perf.data -- \
+		sh -c 'echo 1 >/sys/kernel/debug/kunit/umem_dmabuf_rs_bench/run'
+	step profiled_bench test -s /tmp/perf.data
+	echo "@@UMEM-KTAP-BEGIN bench@@"
+	dmesg | sed -n "/umem-ktap-start bench\$/,\$p" | sed 1d
+	echo "@@UMEM-KTAP-END@@"
+	echo "@@UMEM-PERF@@"
+	perf report -q -i /tmp/perf.data --stdio --no-children --sort dso,sym \
+		--kallsyms=/proc/kallsyms 2>/dev/null | head -n 80
+	echo "@@UMEM-PERF-END@@"
+else
+	step insmod_umem_dmabuf_rs_bench ktap_insmod bench umem_dmabuf_rs.ko $UMEM_MODARGS
+fi
 step rmmod_umem_dmabuf_rs rmmod umem_dmabuf_rs
 
 rounds=3
@@ -48,5 +80,24 @@ while [ "$r" -lt "$rounds" ]; do
 	block c "$r"
 	r=$((r + 1))
 done
+
+dp=5,300
+mig=3,2000
+v=$(cmdline_value umem.bench_dp) && dp=$v
+v=$(cmdline_value umem.bench_mig) && mig=$v
+dpbench() {	# dpbench IMPORTER (a part with 0 rounds is left out)
+	if [ "${dp%%,*}" -gt 0 ]; then
+		KTAP_TIMEOUT=1800 step "datapath_$1" ktap_run bench_datapath \
+			rxe_dmabuf_bench rxe0 "$GIDX" "$1" datapath "${dp%%,*}" "${dp#*,}"
+	fi
+	if [ "${mig%%,*}" -gt 0 ]; then
+		KTAP_TIMEOUT=1800 step "migrate_$1" ktap_run bench_migrate \
+			rxe_dmabuf_bench rxe0 "$GIDX" "$1" migrate "${mig%%,*}" "${mig#*,}"
+	fi
+}
+dpbench c
+step insmod_rust_datapath insmod "$MODDIR/umem_dmabuf_rs.ko" bench_max_entries=0
+dpbench rust
+step rmmod_rust_datapath rmmod umem_dmabuf_rs
 step rmmod_exporter rmmod dmabuf_exporter_rs
 steps_report guest_steps

@@ -5,7 +5,8 @@
 
 # reliability IMPORTER --save|--compare (rxe_dmabuf_fuzz on rxe0): every
 # allocation of REG_DMABUF_MR failed in turn, a seeded fuzzer, a storm, and
-# make bench's uverbs benchmark once, tiny (it must run and print numbers).
+# make bench's uverbs and data-path benchmarks once, tiny (they must run and
+# print numbers).
 # The Rust run saves its outcomes, the C run must reproduce them.
 SEED=${UMEM_FUZZ_SEED:-20261130}
 OPS=${UMEM_FUZZ_OPS:-20000}
@@ -21,6 +22,10 @@ reliability() {
 		$fuzz "$imp" regbench 16 2 1 0
 	step "bench_remap_smoke_$imp" ktap_run "bench_remap+$imp" \
 		$fuzz "$imp" regbench 16 2 2 0
+	step "bench_datapath_smoke_$imp" ktap_run "bench_datapath+$imp" \
+		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" datapath 1 5 65536
+	step "bench_migrate_smoke_$imp" ktap_run "bench_migrate+$imp" \
+		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" migrate 1 20 65536
 }
 
 GIDX=$(rxe_setup)

@@ -7,7 +7,8 @@
 # RDMA/dma-buf/our code (or no kmemleak report), no KTAP at all, or a guest
 # that died early must each fail, also as the second of two boots; a test
 # stopped by the watchdog must fail; a WARNING between expect-warnings
-# markers passes, one outside them fails.
+# markers passes, one outside them fails. Last, the benchmark report
+# (scripts/bench_report.py) on a synthetic log: the ratios it computes.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 KUNIT_PY=$KSRC/tools/testing/kunit/kunit.py
@@ -157,4 +158,44 @@ expect fail "second boot without KTAP" "$tmp/good" "$tmp/noktap" || bad=1
 } >"$tmp/killed"
 expect fail "test stopped by the watchdog" "$tmp/killed" || bad=1
 grep -q "FAILED: .*killed_by_the_watchdog" "$tmp/out" || { echo "killed case not named" >&2; bad=1; }
+
+# The benchmark report: two rounds; Rust blocks twice as slow as C ones,
+# a dynamic MR at 0.8 of the ordinary one's bandwidth, a latency 1.5x, and
+# lines outside the benchmark's KTAP blocks ignored.
+{
+	echo "    # DPBENCH write_bw 4096 rust ordinary 0 1"
+	echo "@@UMEM-KTAP-BEGIN bench@@"
+	for r in 0 1; do
+		echo "[    1.0]     # BENCH get_pinned_release 1 c $r 1000"
+		echo "[    1.0]     # BENCH get_pinned_release 1 rust $r 2000"
+	done
+	echo "@@UMEM-KTAP-END@@"
+	echo "@@UMEM-KTAP-BEGIN bench_datapath@@"
+	for r in 0 1; do
+		echo "    # DPBENCH write_bw 65536 rust ordinary $r 800"
+		echo "    # DPBENCH write_bw 65536 rust dynamic $r 1000"
+		echo "    # DPBENCH write_lat 8 rust ordinary $r 200"
+		echo "    # DPBENCH write_lat 8 rust dynamic $r 300"
+	done
+	echo "@@UMEM-KTAP-END@@"
+} >"$tmp/bench.log"
+if /usr/bin/python3 "$ROOT/scripts/bench_report.py" "$tmp/bench.log" "$tmp/bench" >/dev/null &&
+   /usr/bin/python3 - "$tmp/bench/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ratio = {(x["bench"], x["entries"]): x["ratio"] for x in r["results"]}
+dp = {(x["bench"], x["target"]): (x["ratio"], x["mb_per_s"]) for x in r["datapath"]}
+ok = (ratio == {("get_pinned_release", 1): 2.0}
+      and dp[("write_bw", "dynamic")] == (0.8, 65536 / 1000 * 1e3)
+      and dp[("write_bw", "ordinary")][0] == 1.0
+      and dp[("write_lat", "dynamic")] == (1.5, None)
+      and not any(x["bytes"] == 4096 for x in r["datapath"]))
+sys.exit(0 if ok else 1)
+PY
+then
+	echo "    ok   bench report: Rust/C and dma-buf/ordinary ratios"
+else
+	echo "    FAIL bench report: Rust/C and dma-buf/ordinary ratios" >&2
+	bad=1
+fi
 exit $bad

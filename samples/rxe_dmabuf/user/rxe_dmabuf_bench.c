@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rxe_dmabuf_bench DEV GIDX IMPORTER MODE ROUNDS MS [MAXLEN]: make bench's
+ * data-path benchmarks on a loopback RC QP pair of rxe device DEV (GID index
+ * GIDX), as the KTAP suite MODE_IMPORTER. Each measurement is a block of MS
+ * milliseconds; ROUNDS rounds; messages of at most MAXLEN bytes (default
+ * 1 MiB; make check's smoke run uses less: its debug kernel copies slowly).
+ *
+ *   datapath: RDMA WRITE and READ bandwidth with 4 KiB, 64 KiB and 1 MiB
+ *	messages, QUEUE_DEPTH of them outstanding, and the latency of one
+ *	8-byte WRITE at a time, into and out of three targets of TARGET bytes:
+ *	an ordinary MR (ibv_reg_mr), a dynamic dma-buf MR and a pinned one
+ *	(rxe's dmabuf_pinned=1) on buffers of the test exporter. The local
+ *	side is always an ordinary MR. A round runs the targets in the order
+ *	ordinary, dynamic, pinned, pinned, dynamic, ordinary.
+ *   migrate: WRITE bandwidth with MAXLEN messages into a dynamic dma-buf MR
+ *	while a thread migrates the buffer 0, 1, 10 or 100 times per second
+ *	(blocks of at least 2 s for the slow rates); a round runs the rates
+ *	0, 1, 10, 100, 100, 10, 1, 0.
+ *
+ * Every block prints "DPBENCH <bench> <bytes> <importer> <target> <round>
+ * <ns per message>" for scripts/bench_report.py. A work request that does not
+ * complete successfully fails the suite and ends the run.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#include "ktap_user.h"
+#include "rdma_user.h"
+
+#define TARGET (4UL << 20)
+#define QUEUE_DEPTH 16
+#define TARGET_IOVA 0x40000000ULL
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define PINNED_PARAM "/sys/module/rdma_rxe/parameters/dmabuf_pinned"
+
+enum { ORDINARY, DYNAMIC, PINNED, NKINDS };
+static const char *const kind_names[] = { "ordinary", "dynamic", "pinned" };
+
+struct target {
+	__u64 raddr;
+	__u32 rkey;
+	int fd;			/* the dma-buf, or -1 */
+	struct ibv_mr *mr;	/* ordinary */
+	struct dmr dmr;		/* dma-buf */
+	void *mem;		/* ordinary */
+};
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static struct ibv_qp *qa, *qb;
+static struct ibv_mr *local;
+static void *local_mem;
+static int expdev = -1;
+static const char *importer;
+static int broken;
+static size_t maxlen = 1 << 20;
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int write_param(const char *path, const char *v)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, v, strlen(v)) == (ssize_t)strlen(v);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static int setup(const char *dev, int gidx)
+{
+	struct ibv_qp_init_attr qia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 2 * QUEUE_DEPTH, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_device **list;
+	union ibv_gid gid;
+	int i, n;
+
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), dev))
+			ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	expdev = open("/dev/dmabuf_exporter_rs", O_RDWR | O_CLOEXEC);
+	if (!ctx || expdev < 0)
+		return -1;
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 4 * QUEUE_DEPTH, NULL, NULL, 0);
+	local_mem = aligned_alloc(4096, TARGET);
+	if (!pd || !cq || !local_mem || ibv_query_gid(ctx, 1, gidx, &gid))
+		return -1;
+	memset(local_mem, 0x5a, TARGET);
+	local = ibv_reg_mr(pd, local_mem, TARGET, IBV_ACCESS_LOCAL_WRITE);
+	qia.send_cq = cq;
+	qia.recv_cq = cq;
+	qa = ibv_create_qp(pd, &qia);
+	qb = ibv_create_qp(pd, &qia);
+	return local && qa && qb &&
+	       !connect_qp_rd(qa, qb->qp_num, &gid, gidx, QUEUE_DEPTH) &&
+	       !connect_qp_rd(qb, qa->qp_num, &gid, gidx, QUEUE_DEPTH) ? 0 : -1;
+}
+
+static void teardown(void)
+{
+	if (local)
+		ibv_dereg_mr(local);
+	verbs_close(qa, qb, cq, pd, ctx);
+	free(local_mem);
+	if (expdev >= 0)
+		close(expdev);
+}
+
+/* Registers a target of kind @kind; 0 or -1. */
+static int target_open(struct target *t, int kind)
+{
+	const __u32 access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			     IBV_ACCESS_REMOTE_READ;
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+	if (kind == ORDINARY) {
+		t->mem = aligned_alloc(4096, TARGET);
+		if (!t->mem)
+			return -1;
+		memset(t->mem, 0, TARGET);
+		t->mr = ibv_reg_mr(pd, t->mem, TARGET, access);
+		if (!t->mr)
+			return -1;
+		t->raddr = (uintptr_t)t->mem;
+		t->rkey = t->mr->rkey;
+		return 0;
+	}
+	t->fd = exp_create_chunks(expdev, TARGET, DMABUF_EXP_F_DYNAMIC, NULL, 0, &err);
+	if (t->fd < 0 || write_param(PINNED_PARAM, kind == PINNED ? "1" : "0"))
+		return -1;
+	err = uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, 0, TARGET, TARGET_IOVA, t->fd, access,
+			       &t->dmr);
+	if (write_param(PINNED_PARAM, "0") || err) {
+		t->dmr.handle = 0;
+		return -1;
+	}
+	t->raddr = TARGET_IOVA;
+	t->rkey = t->dmr.rkey;
+	return 0;
+}
+
+static void target_close(struct target *t)
+{
+	if (t->mr)
+		ibv_dereg_mr(t->mr);
+	free(t->mem);
+	if (t->fd >= 0) {
+		if (t->rkey)
+			uv_dereg_mr(ctx->cmd_fd, &t->dmr);
+		close(t->fd);
+	}
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+}
+
+/* Posts message @k of @len bytes: slot k of the target, modulo its size. */
+static int post_slot(enum ibv_wr_opcode op, size_t len, const struct target *t,
+		     unsigned long k)
+{
+	unsigned long off = k % (TARGET / len) * len;
+
+	return post_rdma(qa, op, (uintptr_t)local_mem + off, local->lkey, len, t->raddr + off,
+			 t->rkey);
+}
+
+/*
+ * Streams @op messages of @len bytes between the local MR and @t, @depth
+ * outstanding, for @ms milliseconds. Returns the ns per completed message, or
+ * 0 when a work request failed or the queue did not drain within 60 s.
+ */
+static double stream(enum ibv_wr_opcode op, size_t len, int depth, const struct target *t,
+		     double ms)
+{
+	double start = now_ns(), end = start + ms * 1e6, now = start;
+	unsigned long posted = 0, done = 0;
+	struct ibv_wc wc[QUEUE_DEPTH];
+	int i, n;
+
+	for (; posted < (unsigned long)depth; posted++)
+		if (post_slot(op, len, t, posted))
+			return 0;
+	while (done < posted) {
+		n = ibv_poll_cq(cq, QUEUE_DEPTH, wc);
+		if (n < 0)
+			return 0;
+		now = now_ns();
+		if (!n && now > end + 60e9)
+			return 0;
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				printf("    # %s of %zu bytes: completion status %d\n",
+				       op == IBV_WR_RDMA_READ ? "READ" : "WRITE", len,
+				       wc[i].status);
+				return 0;
+			}
+			done++;
+			if (now >= end)
+				continue;
+			if (post_slot(op, len, t, posted))
+				return 0;
+			posted++;
+		}
+	}
+	return (now - start) / done;
+}
+
+static void report(const char *bench, size_t len, const char *target, unsigned int round,
+		   double ns)
+{
+	printf("    # DPBENCH %s %zu %s %s %u %.0f\n", bench, len, importer, target, round, ns);
+}
+
+static void datapath(unsigned int rounds, double ms)
+{
+	static const struct {
+		const char *name;
+		enum ibv_wr_opcode op;
+		size_t len;
+		int depth;
+	} benches[] = {
+		{ "write_bw", IBV_WR_RDMA_WRITE, 4096, QUEUE_DEPTH },
+		{ "write_bw", IBV_WR_RDMA_WRITE, 65536, QUEUE_DEPTH },
+		{ "write_bw", IBV_WR_RDMA_WRITE, 1 << 20, QUEUE_DEPTH },
+		{ "read_bw", IBV_WR_RDMA_READ, 4096, QUEUE_DEPTH },
+		{ "read_bw", IBV_WR_RDMA_READ, 65536, QUEUE_DEPTH },
+		{ "read_bw", IBV_WR_RDMA_READ, 1 << 20, QUEUE_DEPTH },
+		{ "write_lat", IBV_WR_RDMA_WRITE, 8, 1 },
+	};
+	static const int order[] = { ORDINARY, DYNAMIC, PINNED, PINNED, DYNAMIC, ORDINARY };
+	unsigned int ok[ARRAY_SIZE(benches)] = { 0 };
+	struct target t[NKINDS];
+	unsigned int r, b, o;
+	int k, opened = 1;
+	double ns;
+
+	for (k = 0; k < NKINDS; k++)
+		if (target_open(&t[k], k))
+			opened = 0;
+	result(opened, "targets_registered (ordinary, dynamic and pinned dma-buf, %lu bytes)",
+	       TARGET);
+	/* Untimed: first touches, the dynamic MR's first mapping, caches. */
+	for (k = 0; opened && !broken && k < NKINDS; k++)
+		if (!stream(IBV_WR_RDMA_WRITE, maxlen, QUEUE_DEPTH, &t[k], ms / 2) ||
+		    !stream(IBV_WR_RDMA_READ, maxlen, QUEUE_DEPTH, &t[k], ms / 2))
+			broken = 1;
+	for (r = 0; opened && !broken && r < rounds; r++)
+		for (b = 0; !broken && b < ARRAY_SIZE(benches); b++)
+			for (o = 0; !broken && benches[b].len <= maxlen && o < ARRAY_SIZE(order);
+			     o++) {
+				k = order[o];
+				ns = stream(benches[b].op, benches[b].len, benches[b].depth, &t[k],
+					    ms);
+				if (!ns) {
+					broken = 1;
+					break;
+				}
+				report(benches[b].name, benches[b].len, kind_names[k], r, ns);
+				ok[b]++;
+			}
+	for (b = 0; b < ARRAY_SIZE(benches); b++)
+		if (benches[b].len <= maxlen)
+			result(opened && ok[b] == rounds * ARRAY_SIZE(order),
+			       "%s_%zu (%u blocks)", benches[b].name, benches[b].len, ok[b]);
+	for (k = 0; k < NKINDS; k++)
+		target_close(&t[k]);
+}
+
+struct migrator {
+	pthread_t thread;
+	int fd;
+	unsigned int rate;
+	int stop;		/* __atomic */
+	unsigned long done, failed;
+};
+
+/* Migrates m->fd m->rate times per second until told to stop. */
+static void *migrate_loop(void *arg)
+{
+	struct migrator *m = arg;
+	double next = now_ns(), gap = 1e9 / m->rate;
+	struct timespec ts;
+
+	while (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED)) {
+		next += gap;
+		if (exp_migrate_fd(expdev, m->fd, 0, 0))
+			m->failed++;
+		else
+			m->done++;
+		while (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED) && now_ns() < next) {
+			double left = next - now_ns();
+
+			if (left > 10e6)
+				left = 10e6;
+			ts.tv_sec = 0;
+			ts.tv_nsec = left > 0 ? (long)left : 0;
+			nanosleep(&ts, NULL);
+		}
+	}
+	return NULL;
+}
+
+static void migrate(unsigned int rounds, double ms)
+{
+	static const unsigned int order[] = { 0, 1, 10, 100, 100, 10, 1, 0 };
+	const size_t len = maxlen;
+	unsigned long migrations = 0, failed = 0, blocks = 0;
+	struct dmabuf_exp_stats before, after;
+	struct target t;
+	unsigned int r, o;
+	char name[16];
+	double ns;
+
+	if (ms < 2000)
+		printf("    # blocks of %.0f ms: the rate 1/s migrates at most once per block\n",
+		       ms);
+	result(!target_open(&t, DYNAMIC), "dynamic_target_registered (%lu bytes)", TARGET);
+	if (t.rkey && !stream(IBV_WR_RDMA_WRITE, len, QUEUE_DEPTH, &t, ms / 4))
+		broken = 1;	/* untimed warm-up */
+	before = exp_stats_fd(expdev, t.fd);
+	for (r = 0; t.rkey && !broken && r < rounds; r++)
+		for (o = 0; !broken && o < ARRAY_SIZE(order); o++) {
+			struct migrator m = { .fd = t.fd, .rate = order[o] };
+
+			if (m.rate && pthread_create(&m.thread, NULL, migrate_loop, &m)) {
+				broken = 1;
+				break;
+			}
+			ns = stream(IBV_WR_RDMA_WRITE, len, QUEUE_DEPTH, &t, ms);
+			__atomic_store_n(&m.stop, 1, __ATOMIC_RELAXED);
+			if (m.rate)
+				pthread_join(m.thread, NULL);
+			migrations += m.done;
+			failed += m.failed;
+			if (!ns) {
+				broken = 1;
+				break;
+			}
+			snprintf(name, sizeof(name), "mig%u", m.rate);
+			report("migrate_write_bw", len, name, r, ns);
+			printf("    # %lu migrations in the block\n", m.done);
+			blocks++;
+		}
+	after = exp_stats_fd(expdev, t.fd);
+	result(!broken && blocks == rounds * ARRAY_SIZE(order),
+	       "write_stream_while_migrating (%lu blocks)", blocks);
+	result(migrations > 0 && !failed &&
+	       after.migrations - before.migrations == migrations &&
+	       after.move_notifies - before.move_notifies >= migrations &&
+	       after.maps - before.maps > 0,
+	       "migrated_and_remapped (%lu migrations, %lu failed; exporter: %llu migrations, %llu move_notifies, %llu maps)",
+	       migrations, failed, after.migrations - before.migrations,
+	       after.move_notifies - before.move_notifies, after.maps - before.maps);
+	target_close(&t);
+}
+
+int main(int argc, char **argv)
+{
+	char suite[64];
+	const char *mode;
+
+	if (argc < 7)
+		return 2;
+	importer = argv[3];
+	mode = argv[4];
+	snprintf(suite, sizeof(suite), "%s_%s", mode, importer);
+	ktap_on_term(suite);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 7)
+		maxlen = strtoul(argv[7], NULL, 0);
+	if (maxlen < 8 || maxlen > TARGET)
+		maxlen = 1 << 20;
+	result(!setup(argv[1], atoi(argv[2])), "open_%s_pd_cq_qps", argv[1]);
+	if (qa && local) {
+		if (!strcmp(mode, "datapath"))
+			datapath(atoi(argv[5]), atof(argv[6]));
+		else if (!strcmp(mode, "migrate"))
+			migrate(atoi(argv[5]), atof(argv[6]));
+		else
+			result(0, "known_mode %s", mode);
+	}
+	teardown();
+	return ktap_report(suite);
+}
