@@ -81,6 +81,7 @@ impl Importer for RevocableOps {
 }
 
 /// Unmaps the umem's mapping through `attach`, restoring the exporter's table.
+#[inline]
 fn unmap(umem: &UmemDmabuf, attach: &Attachment, locked: &ResvLocked<'_>) {
     if let Some(mapping) = umem.take_mapping(locked) {
         attach.unmap(locked, mapping);
@@ -88,6 +89,7 @@ fn unmap(umem: &UmemDmabuf, attach: &Attachment, locked: &ResvLocked<'_>) {
 }
 
 /// Revokes once: the driver's callback, unmap, unpin, mark revoked.
+#[inline]
 fn revoke_locked(umem: &UmemDmabuf, attach: &Attachment, locked: &ResvLocked<'_>) {
     if umem.revoked(locked) {
         return;

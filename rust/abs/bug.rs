@@ -17,14 +17,22 @@ pub(crate) fn warn() {
 
 /// `WARN_ON_ONCE(cond)`: when `cond` is true, prints the message (with
 /// `pr_err!`) and a WARNING, the first time at this call site only; returns
-/// `cond`.
+/// `cond`. The report is out of line and marked cold, so the check costs a
+/// branch on the paths that pass it (`$arg` cannot name local variables).
 macro_rules! warn_on_once {
     ($cond:expr, $($arg:tt)+) => {{
         static WARNED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+        #[cold]
+        #[inline(never)]
+        fn report() {
+            if !WARNED.swap(true, core::sync::atomic::Ordering::Relaxed) {
+                kernel::pr_err!($($arg)+);
+                $crate::abs::bug::warn();
+            }
+        }
         let cond: bool = $cond;
-        if cond && !WARNED.swap(true, core::sync::atomic::Ordering::Relaxed) {
-            kernel::pr_err!($($arg)+);
-            $crate::abs::bug::warn();
+        if cond {
+            report();
         }
         cond
     }};

@@ -6,6 +6,7 @@
 //! C headers: [`include/linux/device.h`](srctree/include/linux/device.h),
 //! [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
+use core::ptr;
 use kernel::bindings;
 #[cfg(umem_exporter)]
 use kernel::prelude::*;
@@ -28,8 +29,11 @@ impl Device {
         unsafe { ptr.cast::<Self>().as_ref() }
     }
 
+    #[inline]
     pub(crate) fn as_raw(&self) -> *mut bindings::device {
-        self.0.get()
+        // Not `Opaque::get`: the kernel crate's copy of it for `device` is not
+        // inlined into modules. `repr(transparent)` down to the C struct.
+        ptr::from_ref(self).cast_mut().cast()
     }
 
     /// The longest DMA segment the device supports (`dma_get_max_seg_size`):

@@ -16,11 +16,11 @@
 use super::bug::warn_on_once;
 use super::device::Device;
 use super::dma_resv::{DmaResv, ResvLocked};
+use super::errno::from_err_ptr;
 use super::scatterlist::{DmaWindow, SgTable};
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::bindings;
-use kernel::error::from_err_ptr;
 use kernel::prelude::*;
 use kernel::types::{ARef, AlwaysRefCounted, Opaque};
 
@@ -57,6 +57,7 @@ impl DmaBuf {
     /// Looks up the dma-buf of a file descriptor of the current process
     /// (`dma_buf_get`): `EBADF` for a descriptor that is not open, `EINVAL`
     /// for one that is not a dma-buf.
+    #[inline]
     pub(crate) fn from_fd(fd: i32) -> Result<ARef<Self>> {
         // SAFETY: `dma_buf_get` accepts any value and returns a counted reference
         // or an error pointer.
@@ -73,6 +74,7 @@ impl DmaBuf {
         unsafe { &*ptr.cast::<Self>() }
     }
 
+    #[inline]
     pub(crate) fn as_raw(&self) -> *mut bindings::dma_buf {
         self.0.get()
     }
@@ -85,6 +87,7 @@ impl DmaBuf {
     }
 
     /// The reservation object that serialises this buffer's attachments.
+    #[inline]
     pub(crate) fn resv(&self) -> &DmaResv {
         // SAFETY: `resv` is set at export and lives as long as the buffer.
         unsafe { DmaResv::from_raw((*self.as_raw()).resv) }
@@ -213,21 +216,25 @@ impl Attachment {
         unsafe { &*ptr.cast::<Self>() }
     }
 
+    #[inline]
     pub(crate) fn as_raw(&self) -> *mut bindings::dma_buf_attachment {
         self.0.get()
     }
 
     /// The buffer this attachment belongs to.
+    #[inline]
     pub(crate) fn dmabuf(&self) -> &DmaBuf {
         // SAFETY: an attachment holds its buffer live until detached.
         unsafe { DmaBuf::from_raw((*self.as_raw()).dmabuf) }
     }
 
+    #[inline]
     pub(crate) fn importer_priv(&self) -> *mut kernel::ffi::c_void {
         // SAFETY: the attachment is live; the field is set once at attach time.
         unsafe { (*self.as_raw()).importer_priv }
     }
 
+    #[inline]
     fn check(&self, locked: &ResvLocked<'_>) -> Result {
         if warn_on_once!(
             !locked.is_for(self.dmabuf().resv()),
@@ -239,6 +246,7 @@ impl Attachment {
     }
 
     /// Pins the buffer in place for this attachment (`dma_buf_pin`).
+    #[inline]
     pub(crate) fn pin(&self, locked: &ResvLocked<'_>) -> Result {
         self.check(locked)?;
         // SAFETY: the attachment is live and the reservation lock is held.
@@ -246,6 +254,7 @@ impl Attachment {
     }
 
     /// Undoes one [`Attachment::pin`] (`dma_buf_unpin`).
+    #[inline]
     pub(crate) fn unpin(&self, locked: &ResvLocked<'_>) {
         if self.check(locked).is_ok() {
             // SAFETY: the attachment is live and the reservation lock is held.
@@ -254,6 +263,7 @@ impl Attachment {
     }
 
     /// Maps the buffer for the attachment's device, bidirectionally.
+    #[inline]
     pub(crate) fn map(&self, locked: &ResvLocked<'_>) -> Result<Mapping> {
         self.check(locked)?;
         // SAFETY: the attachment is live and the reservation lock is held.
@@ -276,6 +286,7 @@ impl Attachment {
     ///
     /// A mapping of another attachment, or a wrong lock, is refused (and
     /// leaked rather than unmapped through the wrong attachment).
+    #[inline]
     pub(crate) fn unmap(&self, locked: &ResvLocked<'_>, mapping: Mapping) {
         if self.check(locked).is_err()
             || warn_on_once!(
@@ -329,6 +340,7 @@ impl Mapping {
     /// Trims the table to `[start, end)` (see [`SgTable::trim`]). A mapping has
     /// at most one window: a second call restores the first one before.
     #[cfg(umem_importer)]
+    #[inline]
     pub(crate) fn set_window(&mut self, start: u64, end: u64) -> &DmaWindow {
         if let Some(old) = self.window.take() {
             // Cannot fail: the window was made on this table.
@@ -391,6 +403,7 @@ impl DynAttachment {
     /// `priv_` stays live (at the same address) until this attachment is
     /// dropped, and if `ops` came from [`ImporterOps::table`] of some `T`, then
     /// `P` is `T::Priv`.
+    #[inline]
     pub(crate) unsafe fn new<P: ImporterPriv>(
         dmabuf: ARef<DmaBuf>,
         dev: &Device,
@@ -415,6 +428,7 @@ impl DynAttachment {
 
     /// Gives up ownership, for storage in a C structure.
     #[cfg(umem_importer)]
+    #[inline]
     pub(crate) fn into_raw(self) -> *mut bindings::dma_buf_attachment {
         let me = core::mem::ManuallyDrop::new(self);
         // SAFETY: `me` is never dropped, so reading the reference out moves it;
@@ -430,6 +444,7 @@ impl DynAttachment {
     ///
     /// `raw` came from `into_raw` and is not owned by anything else.
     #[cfg(umem_importer)]
+    #[inline]
     pub(crate) unsafe fn from_raw(raw: *mut bindings::dma_buf_attachment) -> Self {
         // SAFETY: the attachment is live; its buffer reference was kept by `into_raw`.
         let dmabuf = unsafe { NonNull::new_unchecked((*raw).dmabuf.cast::<DmaBuf>()) };
@@ -443,6 +458,7 @@ impl DynAttachment {
 }
 
 impl Drop for DynAttachment {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: owned and live (type invariant); detached once, here, while the
         // buffer reference (dropped after this) keeps the buffer live.

@@ -47,6 +47,7 @@ impl DmaResv {
     }
 
     /// Returns the raw pointer to the C object.
+    #[inline]
     pub(crate) fn as_raw(&self) -> *mut bindings::dma_resv {
         self.0.get()
     }
@@ -56,7 +57,11 @@ impl DmaResv {
         // SAFETY: `self.as_raw()` is an initialised reservation object by the type
         // invariant. Without an acquire context `ww_mutex_lock` cannot fail
         // (-EALREADY and -EDEADLK need a context), so the result is always 0.
-        let _ = unsafe { bindings::dma_resv_lock(self.as_raw(), ptr::null_mut()) };
+        // `dma_resv_lock()` is `ww_mutex_lock()` on the object's lock; called
+        // directly, without the out-of-line helper, on this per-umem path.
+        let _ = unsafe {
+            bindings::ww_mutex_lock(ptr::addr_of_mut!((*self.as_raw()).lock), ptr::null_mut())
+        };
         // INVARIANT: the lock was just taken.
         ResvGuard {
             locked: ResvLocked {
@@ -70,15 +75,20 @@ impl DmaResv {
     /// paths that are entered with the lock held (`move_notify`, and the
     /// `ib_umem_dmabuf` entry points documented as called under the lock).
     ///
-    /// Under lockdep the claim is checked with `dma_resv_assert_held`.
+    /// Under lockdep the claim is checked with `dma_resv_assert_held` (which
+    /// is empty otherwise, so it is not called then).
     ///
     /// # Safety
     ///
     /// The current thread holds the lock of `self` for all of `'a`, and no
     /// other [`ResvLocked`] for it is in use meanwhile.
+    #[inline]
     pub(crate) unsafe fn assume_locked<'a>(&'a self) -> ResvLocked<'a> {
+        #[cfg(CONFIG_LOCKDEP)]
         // SAFETY: `self.as_raw()` is valid by the type invariant.
-        unsafe { bindings::dma_resv_assert_held(self.as_raw()) };
+        unsafe {
+            bindings::dma_resv_assert_held(self.as_raw())
+        };
         // INVARIANT: the caller guarantees the lock is held for `'a`.
         ResvLocked {
             resv: self,
@@ -96,7 +106,7 @@ impl DmaResv {
     #[cfg(umem_importer)]
     pub(crate) unsafe fn unlock_leaked(&self) {
         // SAFETY: valid by the type invariant; held by the caller's contract.
-        unsafe { bindings::dma_resv_unlock(self.as_raw()) };
+        unsafe { unlock(self.as_raw()) };
     }
 
     /// Returns whether some thread holds the lock (for tests and assertions).
@@ -120,6 +130,7 @@ pub(crate) struct ResvLocked<'a> {
 
 impl ResvLocked<'_> {
     /// Returns whether this proof is for `resv`.
+    #[inline]
     pub(crate) fn is_for(&self, resv: &DmaResv) -> bool {
         ptr::eq(self.resv, resv)
     }
@@ -149,6 +160,7 @@ impl ResvLocked<'_> {
     ///
     /// Returns `ETIMEDOUT` if the wait reports that it timed out, and passes
     /// any other error through.
+    #[inline]
     pub(crate) fn wait_kernel_fences(&self) -> Result {
         // SAFETY: the object is valid by the invariant of `DmaResv`; the lock is
         // held, which the wait does not require but does not mind either.
@@ -202,8 +214,31 @@ impl Drop for ResvGuard<'_> {
     fn drop(&mut self) {
         // SAFETY: by the type invariant this guard holds the lock, so releasing it
         // once here is balanced.
-        unsafe { bindings::dma_resv_unlock(self.locked.resv.as_raw()) };
+        unsafe { unlock(self.locked.resv.as_raw()) };
     }
+}
+
+/// `dma_resv_unlock()`. With `CONFIG_DEBUG_MUTEXES` it also resets a debug
+/// count of reserved fences, so it is called then; otherwise it is
+/// `ww_mutex_unlock()` on the object's lock, called directly, without the
+/// out-of-line helper.
+///
+/// # Safety
+///
+/// `resv` is an initialised reservation object whose lock the current thread
+/// holds.
+#[inline]
+unsafe fn unlock(resv: *mut bindings::dma_resv) {
+    #[cfg(CONFIG_DEBUG_MUTEXES)]
+    // SAFETY: by the function's contract.
+    unsafe {
+        bindings::dma_resv_unlock(resv)
+    };
+    #[cfg(not(CONFIG_DEBUG_MUTEXES))]
+    // SAFETY: by the function's contract: `lock` is the object's ww_mutex.
+    unsafe {
+        bindings::ww_mutex_unlock(ptr::addr_of_mut!((*resv).lock))
+    };
 }
 
 /// A reservation object owned by Rust (tests and exporters that embed one).

@@ -141,6 +141,7 @@ impl SgTable {
     /// The returned window must be given back to [`DmaWindow::restore`] before
     /// the table is unmapped, so that the exporter gets its own table back.
     #[cfg(umem_importer)]
+    #[inline]
     pub(crate) fn trim(&self, start: u64, end: u64) -> DmaWindow {
         let mut window = DmaWindow {
             table: self.as_raw(),

@@ -19,7 +19,6 @@ use super::dma_resv::{DmaResv, ResvGuard, ResvLocked};
 use super::scatterlist::{DmaWindow, WindowParts};
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
-use kernel::alloc::flags::__GFP_ZERO;
 use kernel::bindings;
 use kernel::prelude::*;
 use kernel::types::{ARef, Opaque};
@@ -120,11 +119,13 @@ impl UmemDmabuf {
         unsafe { &*ptr.cast::<Self>() }
     }
 
+    #[inline]
     fn raw(&self) -> *mut bindings::ib_umem_dmabuf {
         self.0.get()
     }
 
     /// Registered start offset in the buffer (`umem.address`).
+    #[inline]
     pub(crate) fn address(&self) -> u64 {
         // SAFETY: fixed after creation (type invariant).
         // CAST: `unsigned long` is 64 bits on every architecture this builds for.
@@ -132,6 +133,7 @@ impl UmemDmabuf {
     }
 
     /// Registered length (`umem.length`).
+    #[inline]
     pub(crate) fn length(&self) -> u64 {
         // SAFETY: fixed after creation (type invariant).
         // CAST: `size_t` is 64 bits on every architecture this module builds for.
@@ -145,6 +147,7 @@ impl UmemDmabuf {
     }
 
     /// The umem's attachment (`EINVAL` while it is still being created).
+    #[inline]
     pub(crate) fn attachment(&self) -> Result<&Attachment> {
         // Written once, atomically (`store_attachment`); a non-null value is a
         // live attachment owned by the umem (type invariant).
@@ -157,6 +160,7 @@ impl UmemDmabuf {
     }
 
     /// The reservation object of the umem's buffer.
+    #[inline]
     pub(crate) fn resv(&self) -> Result<&DmaResv> {
         Ok(self.attachment()?.dmabuf().resv())
     }
@@ -189,6 +193,7 @@ impl UmemDmabuf {
 
     /// The `attach` field, for atomic access: it is written once, by
     /// creation or by a notification that runs concurrently with it.
+    #[inline]
     fn attach_field(&self) -> &AtomicPtr<bindings::dma_buf_attachment> {
         // SAFETY: the field is a valid, aligned pointer-sized location for as
         // long as the umem lives; every access to it during creation, the only
@@ -209,6 +214,7 @@ impl UmemDmabuf {
 
     /// Whether `locked` is the proof for this umem's buffer; a WARNING if
     /// not (the accessors then read nothing and change nothing).
+    #[inline]
     fn check(&self, locked: &ResvLocked<'_>) -> bool {
         let ours = matches!(self.resv(), Ok(resv) if locked.is_for(resv));
         !warn_on_once!(
@@ -218,12 +224,14 @@ impl UmemDmabuf {
     }
 
     /// Whether the umem was revoked.
+    #[inline]
     pub(crate) fn revoked(&self, locked: &ResvLocked<'_>) -> bool {
         // SAFETY: the lock is held (checked), which serialises the field.
         self.check(locked) && unsafe { (*self.raw()).revoked() != 0 }
     }
 
     /// Marks the umem revoked.
+    #[inline]
     pub(crate) fn set_revoked(&self, locked: &ResvLocked<'_>) {
         if self.check(locked) {
             // SAFETY: the lock is held, which serialises the field.
@@ -232,12 +240,14 @@ impl UmemDmabuf {
     }
 
     /// Whether the umem holds a pin on its attachment.
+    #[inline]
     pub(crate) fn pinned(&self, locked: &ResvLocked<'_>) -> bool {
         // SAFETY: the lock is held, which serialises the field.
         self.check(locked) && unsafe { (*self.raw()).pinned() != 0 }
     }
 
     /// Records whether the umem holds a pin.
+    #[inline]
     pub(crate) fn set_pinned(&self, locked: &ResvLocked<'_>, pinned: bool) {
         if self.check(locked) {
             // SAFETY: the lock is held, which serialises the field.
@@ -246,6 +256,7 @@ impl UmemDmabuf {
     }
 
     /// Whether a mapping is installed (`sgt` set).
+    #[inline]
     pub(crate) fn is_mapped(&self, locked: &ResvLocked<'_>) -> bool {
         // SAFETY: the lock is held, which serialises the field.
         self.check(locked) && unsafe { !(*self.raw()).sgt.is_null() }
@@ -257,6 +268,7 @@ impl UmemDmabuf {
     ///
     /// Refused (the mapping is given back) if a mapping is already installed
     /// or the lock is not this umem's.
+    #[inline]
     pub(crate) fn install_mapping(
         &self,
         locked: &ResvLocked<'_>,
@@ -288,6 +300,7 @@ impl UmemDmabuf {
     /// Takes the installed mapping back out of the C fields, clearing `sgt` and
     /// the first/last entry bookkeeping (`umem.sgt_append.sgt` is left as is,
     /// as the C implementation does).
+    #[inline]
     pub(crate) fn take_mapping(&self, locked: &ResvLocked<'_>) -> Option<Mapping> {
         if !self.is_mapped(locked) {
             return None;
@@ -328,6 +341,7 @@ impl UmemDmabuf {
     }
 
     /// Calls the driver's revoke callback, if one is set.
+    #[inline]
     pub(crate) fn call_revoke_callback(&self, locked: &ResvLocked<'_>) {
         if !self.check(locked) {
             return;
@@ -362,22 +376,32 @@ impl OwnedUmem {
         dev: &Device,
         ops: UmemAttachOps,
     ) -> Result<Self> {
-        // Zeroed by the allocator, as C's kzalloc(), and not written again: no
-        // zeroed copy built on the stack first.
-        let boxed = KBox::<Opaque<bindings::ib_umem_dmabuf>>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
-        let raw = KBox::into_raw(boxed).cast::<bindings::ib_umem_dmabuf>();
+        // kzalloc(), as C allocates it: the kernel crate's `KBox` goes through
+        // krealloc() and two out-of-line wrappers each way, which made up a
+        // good part of the Rust importer's fixed cost per umem
+        // (Documentation/performance.rst); the C structure needs nothing of it.
+        // SAFETY: a plain allocation; kmalloc() aligns it for any C structure
+        // of this size.
+        let raw = unsafe {
+            bindings::__kmalloc_noprof(
+                core::mem::size_of::<bindings::ib_umem_dmabuf>(),
+                bindings::GFP_KERNEL | bindings::__GFP_ZERO,
+            )
+        }
+        .cast::<bindings::ib_umem_dmabuf>();
+        let raw = NonNull::new(raw).ok_or(ENOMEM)?;
         // SAFETY: `raw` is a fresh, zeroed allocation that nobody else sees yet
         // (all zeroes is a valid `ib_umem_dmabuf`: integers, null pointers).
         unsafe {
-            (*raw).umem.ibdev = ib_device.as_raw();
-            (*raw).umem.length = size;
-            (*raw).umem.address = offset;
-            (*raw).umem.set_writable(u32::from(writable));
-            (*raw).umem.set_is_dmabuf(1);
+            let u = raw.as_ptr();
+            (*u).umem.ibdev = ib_device.as_raw();
+            (*u).umem.length = size;
+            (*u).umem.address = offset;
+            (*u).umem.set_writable(u32::from(writable));
+            (*u).umem.set_is_dmabuf(1);
         }
         // INVARIANT: allocated above; `attach` is still null, which `drop` handles.
-        // SAFETY: `raw` comes from `KBox::into_raw`, so it is non-null.
-        let owned = Self(unsafe { NonNull::new_unchecked(raw.cast::<UmemDmabuf>()) });
+        let owned = Self(raw.cast::<UmemDmabuf>());
         // SAFETY: `importer_priv` is the umem, which outlives the attachment: it is
         // detached in `drop` before the memory is freed. The callbacks of `ops`
         // expect the umem as `importer_priv` (invariant of `UmemAttachOps`).
@@ -386,7 +410,7 @@ impl OwnedUmem {
             Err(e) => {
                 // SAFETY: the attachment is gone, so nothing can notify (and
                 // adopt) any more; `drop` must not detach it a second time.
-                unsafe { (*raw).attach = ptr::null_mut() };
+                unsafe { (*raw.as_ptr()).attach = ptr::null_mut() };
                 return Err(e);
             }
         };
@@ -397,12 +421,14 @@ impl OwnedUmem {
     }
 
     /// The umem.
+    #[inline]
     pub(crate) fn get(&self) -> &UmemDmabuf {
         // SAFETY: owned and live (type invariant).
         unsafe { self.0.as_ref() }
     }
 
     /// Hands the umem to C (ib_core, a driver).
+    #[inline]
     pub(crate) fn into_raw(self) -> *mut bindings::ib_umem_dmabuf {
         let me = core::mem::ManuallyDrop::new(self);
         me.0.as_ptr().cast()
@@ -432,6 +458,7 @@ impl OwnedUmem {
     }
 
     /// Takes the lock once for `last` and for undoing a mapping or pin left.
+    #[inline]
     fn undo(&self, last: impl FnOnce(&UmemDmabuf, &Attachment, &ResvLocked<'_>)) {
         let umem = self.get();
         let (Ok(guard), Ok(attach)) = (umem.lock(), umem.attachment()) else {
@@ -452,21 +479,23 @@ impl OwnedUmem {
     /// # Safety
     ///
     /// Called once, as the last use of the umem.
+    #[inline]
     unsafe fn free(&self) {
         let raw = self.0.as_ptr().cast::<bindings::ib_umem_dmabuf>();
-        // Atomically: until the detach below, a notification may still look.
-        let field = self.get().attach_field();
-        let attach = field.swap(ptr::null_mut(), Ordering::Acquire);
+        // A notification may still run until the detach below, but it finds
+        // the field set (or, on a failed creation, nothing to adopt), so it
+        // writes nothing: a load is enough.
+        let attach = self.get().attach_field().load(Ordering::Acquire);
         if !attach.is_null() {
             // SAFETY: we own the umem; `attach` is a `DynAttachment` given up with
             // `into_raw` (type invariant), reclaimed and dropped (detached, buffer
             // put) once, here.
             drop(unsafe { DynAttachment::from_raw(attach) });
         }
-        // SAFETY: allocated by `KBox::new` in `OwnedUmem::new` and owned; every
+        // SAFETY: allocated with kmalloc() in `OwnedUmem::new` and owned; every
         // user is gone (the attachment was detached above); not used again
         // (the caller's contract).
-        drop(unsafe { KBox::from_raw(raw.cast::<Opaque<bindings::ib_umem_dmabuf>>()) });
+        unsafe { bindings::kfree(raw.cast()) };
     }
 }
 
