@@ -17,7 +17,8 @@ job=$1
 log=$2
 shift 2
 timeout=${UMEM_TIMEOUT:-300}
-initrd=$ROOT/build/initramfs.cpio
+# One initramfs per job: make check boots two guests at the same time.
+initrd=$ROOT/build/initramfs-$job.cpio
 
 mkdir -p "$(dirname "$log")"
 "$ROOT/scripts/initramfs.sh" "$initrd"
