@@ -13,7 +13,7 @@ use crate::abs::dma_buf::{Attachment, DmaBuf, Importer};
 use crate::abs::dma_resv::ResvLocked;
 use crate::abs::shim;
 use crate::abs::umem::{
-    OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemImpl, UmemRequest,
+    OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked, UmemRequest,
 };
 use kernel::bindings;
 use kernel::page::PAGE_SIZE;
@@ -76,39 +76,44 @@ impl Importer for RevocableOps {
         // too (creation then fails, as C's does): the umem must know its
         // attachment for that.
         umem.adopt_attachment(attach, locked);
-        revoke_locked(umem, attach, locked);
+        if let Some(umem) = UmemLocked::notified(umem, attach, locked) {
+            revoke_locked(&umem);
+        }
     }
 }
 
-/// Unmaps the umem's mapping through `attach`, restoring the exporter's table.
+/// Unmaps the umem's mapping, restoring the exporter's table.
 #[inline]
-fn unmap(umem: &UmemDmabuf, attach: &Attachment, locked: &ResvLocked<'_>) {
-    if let Some(mapping) = umem.take_mapping(locked) {
-        attach.unmap(locked, mapping);
+fn unmap(umem: &UmemLocked<'_>) {
+    if let Some(mapping) = umem.take_mapping() {
+        umem.attachment().unmap(umem.locked(), mapping);
     }
 }
 
 /// Revokes once: the driver's callback, unmap, unpin, mark revoked.
 #[inline]
-fn revoke_locked(umem: &UmemDmabuf, attach: &Attachment, locked: &ResvLocked<'_>) {
-    if umem.revoked(locked) {
+fn revoke_locked(umem: &UmemLocked<'_>) {
+    if umem.revoked() {
         return;
     }
-    umem.call_revoke_callback(locked);
-    unmap(umem, attach, locked);
-    if umem.pinned(locked) {
-        attach.unpin(locked);
-        umem.set_pinned(locked, false);
+    umem.call_revoke_callback();
+    unmap(umem);
+    if umem.pinned() {
+        umem.attachment().unpin(umem.locked());
+        umem.set_pinned(false);
     }
-    umem.set_revoked(locked);
+    umem.set_revoked();
 }
 
 /// Pins and maps a new umem; keeps the lock held on success if asked to.
 fn pin_and_map(umem: &UmemDmabuf, keep_locked: bool) -> Result {
     let guard = umem.lock()?;
-    umem.attachment()?.pin(&guard)?;
-    umem.set_pinned(&guard, true);
-    RustImporter::map_pages(umem, &guard)?;
+    {
+        let umem = guard.view();
+        umem.attachment().pin(umem.locked())?;
+        umem.set_pinned(true);
+        RustImporter::map_pages(&umem)?;
+    }
     if keep_locked {
         guard.leak();
     }
@@ -134,6 +139,7 @@ fn get_pinned_and_lock(
 }
 
 impl UmemImpl for RustImporter {
+    #[inline]
     fn get(
         device: &IbDevice,
         dma_device: Option<&Device>,
@@ -172,6 +178,7 @@ impl UmemImpl for RustImporter {
         )
     }
 
+    #[inline]
     fn get_pinned(
         device: &IbDevice,
         dma_device: Option<&Device>,
@@ -186,43 +193,44 @@ impl UmemImpl for RustImporter {
         get_pinned_and_lock(device, device.dma_device(), req, ops, true)
     }
 
-    fn set_revoke_locked(umem: &UmemDmabuf, locked: &ResvLocked<'_>, cb: RevokeCallback) {
-        umem.set_revoke_callback(locked, cb);
+    fn set_revoke_locked(umem: &UmemLocked<'_>, cb: RevokeCallback) {
+        umem.set_revoke_callback(cb);
     }
 
-    fn map_pages(umem: &UmemDmabuf, locked: &ResvLocked<'_>) -> Result {
-        if umem.revoked(locked) {
+    #[inline]
+    fn map_pages(umem: &UmemLocked<'_>) -> Result {
+        if umem.revoked() {
             return Err(EINVAL);
         }
-        if !umem.is_mapped(locked) {
-            let attach = umem.attachment()?;
-            let mut mapping = attach.map(locked)?;
-            let start = align_down(umem.address());
-            let end = align_up(umem.address().wrapping_add(umem.length()));
+        if !umem.is_mapped() {
+            let attach = umem.attachment();
+            let mut mapping = attach.map(umem.locked())?;
+            let address = umem.umem().address();
+            let start = align_down(address);
+            let end = align_up(address.wrapping_add(umem.umem().length()));
             mapping.set_window(start, end);
-            if let Err(mapping) = umem.install_mapping(locked, mapping) {
-                attach.unmap(locked, mapping);
+            if let Err(mapping) = umem.install_mapping(mapping) {
+                attach.unmap(umem.locked(), mapping);
                 return Err(EINVAL);
             }
         }
         // The table is valid now, but the exporter may still be moving the
         // contents: wait for its kernel fences (the mapping stays if this fails).
-        locked.wait_kernel_fences()
+        umem.locked().wait_kernel_fences()
     }
 
-    fn unmap_pages(umem: &UmemDmabuf, locked: &ResvLocked<'_>) {
-        if let Ok(attach) = umem.attachment() {
-            unmap(umem, attach, locked);
-        }
+    #[inline]
+    fn unmap_pages(umem: &UmemLocked<'_>) {
+        unmap(umem);
     }
 
     fn revoke(umem: &UmemDmabuf) {
-        let (Ok(guard), Ok(attach)) = (umem.lock(), umem.attachment()) else {
-            return;
-        };
-        revoke_locked(umem, attach, &guard);
+        if let Ok(guard) = umem.lock() {
+            revoke_locked(&guard.view());
+        }
     }
 
+    #[inline]
     fn release(umem: OwnedUmem) {
         // Revokes, then detaches from the buffer, puts it and frees the umem.
         umem.release_with(revoke_locked);

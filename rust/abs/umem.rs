@@ -165,9 +165,41 @@ impl UmemDmabuf {
         Ok(self.attachment()?.dmabuf().resv())
     }
 
-    /// Takes the buffer's reservation lock.
-    pub(crate) fn lock(&self) -> Result<ResvGuard<'_>> {
-        Ok(self.resv()?.lock())
+    /// Takes the buffer's reservation lock (`EINVAL` while the umem is still
+    /// being created).
+    #[inline]
+    pub(crate) fn lock(&self) -> Result<UmemGuard<'_>> {
+        let attach = self.attachment()?;
+        Ok(UmemGuard {
+            guard: attach.dmabuf().resv().lock(),
+            umem: self,
+            attach,
+        })
+    }
+
+    /// Runs `f` with the umem's locked view, for entry points that C calls
+    /// with the buffer's reservation lock held (`EINVAL`, and `f` not run,
+    /// while the umem is still being created).
+    ///
+    /// # Safety
+    ///
+    /// The current thread holds the reservation lock of the umem's buffer
+    /// until `f` returns, and no other view or guard of it is in use.
+    #[inline]
+    pub(crate) unsafe fn with_assumed_lock<R>(
+        &self,
+        f: impl FnOnce(&UmemLocked<'_>) -> R,
+    ) -> Result<R> {
+        let attach = self.attachment()?;
+        // SAFETY: the caller holds this lock, the buffer's, until `f` returns.
+        let locked = unsafe { attach.dmabuf().resv().assume_locked() };
+        // INVARIANT: `locked` is the proof for the lock of `attach`'s buffer,
+        // and `attach` is the umem's own attachment.
+        Ok(f(&UmemLocked {
+            umem: self,
+            attach,
+            locked: &locked,
+        }))
     }
 
     /// Records `attach`, the attachment a notification came through, as the
@@ -211,76 +243,156 @@ impl UmemDmabuf {
             Ordering::Relaxed,
         );
     }
+}
 
-    /// Whether `locked` is the proof for this umem's buffer; a WARNING if
-    /// not (the accessors then read nothing and change nothing).
+/// The reservation lock of a umem's buffer, taken by [`UmemDmabuf::lock`]
+/// and released when this is dropped.
+///
+/// # Invariants
+///
+/// `guard` holds the lock of `attach`'s buffer; `attach` is `umem`'s own
+/// attachment.
+#[must_use = "the reservation lock is released when the guard is dropped"]
+pub(crate) struct UmemGuard<'a> {
+    guard: ResvGuard<'a>,
+    umem: &'a UmemDmabuf,
+    attach: &'a Attachment,
+}
+
+impl UmemGuard<'_> {
+    /// The umem's locked view.
     #[inline]
-    fn check(&self, locked: &ResvLocked<'_>) -> bool {
-        let ours = matches!(self.resv(), Ok(resv) if locked.is_for(resv));
-        !warn_on_once!(
+    pub(crate) fn view(&self) -> UmemLocked<'_> {
+        // INVARIANT: by the type invariant.
+        UmemLocked {
+            umem: self.umem,
+            attach: self.attach,
+            locked: &self.guard,
+        }
+    }
+
+    /// Keeps the lock held after the guard is gone (see [`ResvGuard::leak`]).
+    pub(crate) fn leak(self) {
+        self.guard.leak();
+    }
+}
+
+/// A umem whose buffer's reservation lock the current thread holds: the
+/// fields that change after creation are read and written only through it.
+///
+/// It is made only from the umem's own lock ([`UmemGuard::view`],
+/// [`UmemDmabuf::with_assumed_lock`], [`UmemLocked::notified`]), so its
+/// accessors need no run-time check that the lock is the right one.
+///
+/// # Invariants
+///
+/// `locked` is the proof for the reservation lock of `attach`'s buffer, held
+/// for `'a`; `attach` is `umem`'s attachment.
+pub(crate) struct UmemLocked<'a> {
+    umem: &'a UmemDmabuf,
+    attach: &'a Attachment,
+    locked: &'a ResvLocked<'a>,
+}
+
+impl<'a> UmemLocked<'a> {
+    /// The view of a notification for `attach` with `locked` held: `None`
+    /// (and a WARNING) unless `attach` is the umem's attachment and `locked`
+    /// its buffer's lock. Call [`UmemDmabuf::adopt_attachment`] first, so a
+    /// notification that arrives during creation finds the attachment.
+    pub(crate) fn notified(
+        umem: &'a UmemDmabuf,
+        attach: &'a Attachment,
+        locked: &'a ResvLocked<'a>,
+    ) -> Option<Self> {
+        let ours = matches!(umem.attachment(), Ok(a) if ptr::eq(a, attach))
+            && locked.is_for(attach.dmabuf().resv());
+        if warn_on_once!(
             !ours,
-            "ib_umem_dmabuf accessed without its reservation lock\n"
-        )
+            "ib_umem_dmabuf notified through another attachment or lock\n"
+        ) {
+            return None;
+        }
+        // INVARIANT: checked above.
+        Some(Self {
+            umem,
+            attach,
+            locked,
+        })
+    }
+
+    /// The umem.
+    #[inline]
+    pub(crate) fn umem(&self) -> &'a UmemDmabuf {
+        self.umem
+    }
+
+    /// The umem's attachment.
+    #[inline]
+    pub(crate) fn attachment(&self) -> &'a Attachment {
+        self.attach
+    }
+
+    /// The proof of the buffer's lock, for the attachment's operations.
+    #[inline]
+    pub(crate) fn locked(&self) -> &'a ResvLocked<'a> {
+        self.locked
+    }
+
+    #[inline]
+    fn raw(&self) -> *mut bindings::ib_umem_dmabuf {
+        self.umem.raw()
     }
 
     /// Whether the umem was revoked.
     #[inline]
-    pub(crate) fn revoked(&self, locked: &ResvLocked<'_>) -> bool {
-        // SAFETY: the lock is held (checked), which serialises the field.
-        self.check(locked) && unsafe { (*self.raw()).revoked() != 0 }
+    pub(crate) fn revoked(&self) -> bool {
+        // SAFETY: the lock is held (type invariant), which serialises the field.
+        unsafe { (*self.raw()).revoked() != 0 }
     }
 
     /// Marks the umem revoked.
     #[inline]
-    pub(crate) fn set_revoked(&self, locked: &ResvLocked<'_>) {
-        if self.check(locked) {
-            // SAFETY: the lock is held, which serialises the field.
-            unsafe { (*self.raw()).set_revoked(1) };
-        }
+    pub(crate) fn set_revoked(&self) {
+        // SAFETY: the lock is held, which serialises the field.
+        unsafe { (*self.raw()).set_revoked(1) };
     }
 
     /// Whether the umem holds a pin on its attachment.
     #[inline]
-    pub(crate) fn pinned(&self, locked: &ResvLocked<'_>) -> bool {
+    pub(crate) fn pinned(&self) -> bool {
         // SAFETY: the lock is held, which serialises the field.
-        self.check(locked) && unsafe { (*self.raw()).pinned() != 0 }
+        unsafe { (*self.raw()).pinned() != 0 }
     }
 
     /// Records whether the umem holds a pin.
     #[inline]
-    pub(crate) fn set_pinned(&self, locked: &ResvLocked<'_>, pinned: bool) {
-        if self.check(locked) {
-            // SAFETY: the lock is held, which serialises the field.
-            unsafe { (*self.raw()).set_pinned(u8::from(pinned)) };
-        }
+    pub(crate) fn set_pinned(&self, pinned: bool) {
+        // SAFETY: the lock is held, which serialises the field.
+        unsafe { (*self.raw()).set_pinned(u8::from(pinned)) };
     }
 
     /// Whether a mapping is installed (`sgt` set).
     #[inline]
-    pub(crate) fn is_mapped(&self, locked: &ResvLocked<'_>) -> bool {
+    pub(crate) fn is_mapped(&self) -> bool {
         // SAFETY: the lock is held, which serialises the field.
-        self.check(locked) && unsafe { !(*self.raw()).sgt.is_null() }
+        unsafe { !(*self.raw()).sgt.is_null() }
     }
 
     /// Stores `mapping` and its window in the C fields drivers read: `sgt`,
     /// the first/last entry bookkeeping, and `umem.sgt_append.sgt` (`sgl` is
     /// the first entry of the window, `nents` the number of entries in it).
     ///
-    /// Refused (the mapping is given back) if a mapping is already installed
-    /// or the lock is not this umem's.
+    /// Refused (the mapping is given back) if a mapping is already installed.
     #[inline]
-    pub(crate) fn install_mapping(
-        &self,
-        locked: &ResvLocked<'_>,
-        mapping: Mapping,
-    ) -> Result<(), Mapping> {
-        if !self.check(locked) || self.is_mapped(locked) {
+    pub(crate) fn install_mapping(&self, mapping: Mapping) -> Result<(), Mapping> {
+        if self.is_mapped() {
             return Err(mapping);
         }
         let (sgt, _attach, window) = mapping.into_parts();
         let raw = self.raw();
         // SAFETY: the lock is held, which serialises these fields; storing the
-        // parts here transfers their ownership to the umem (type invariant).
+        // parts here transfers their ownership to the umem (type invariant of
+        // `UmemDmabuf`).
         unsafe {
             (*raw).sgt = sgt;
             if let Some(window) = window {
@@ -301,14 +413,14 @@ impl UmemDmabuf {
     /// the first/last entry bookkeeping (`umem.sgt_append.sgt` is left as is,
     /// as the C implementation does).
     #[inline]
-    pub(crate) fn take_mapping(&self, locked: &ResvLocked<'_>) -> Option<Mapping> {
-        if !self.is_mapped(locked) {
+    pub(crate) fn take_mapping(&self) -> Option<Mapping> {
+        if !self.is_mapped() {
             return None;
         }
         let raw = self.raw();
-        // SAFETY: the lock is held; by the type invariant the fields are the parts
-        // of one mapping owned by the umem, reassembled once since they are
-        // cleared here.
+        // SAFETY: the lock is held; by the type invariant of `UmemDmabuf` the
+        // fields are the parts of one mapping owned by the umem, reassembled
+        // once since they are cleared here.
         unsafe {
             let sgt = NonNull::new((*raw).sgt)?;
             let parts = WindowParts {
@@ -330,22 +442,17 @@ impl UmemDmabuf {
     }
 
     /// Records the driver's revoke callback.
-    pub(crate) fn set_revoke_callback(&self, locked: &ResvLocked<'_>, cb: RevokeCallback) {
-        if self.check(locked) {
-            // SAFETY: the lock is held, which serialises the fields.
-            unsafe {
-                (*self.raw()).pinned_revoke = cb.func;
-                (*self.raw()).private = cb.data;
-            }
+    pub(crate) fn set_revoke_callback(&self, cb: RevokeCallback) {
+        // SAFETY: the lock is held, which serialises the fields.
+        unsafe {
+            (*self.raw()).pinned_revoke = cb.func;
+            (*self.raw()).private = cb.data;
         }
     }
 
     /// Calls the driver's revoke callback, if one is set.
     #[inline]
-    pub(crate) fn call_revoke_callback(&self, locked: &ResvLocked<'_>) {
-        if !self.check(locked) {
-            return;
-        }
+    pub(crate) fn call_revoke_callback(&self) {
         // SAFETY: the lock is held, which serialises the fields.
         let (func, data) = unsafe { ((*self.raw()).pinned_revoke, (*self.raw()).private) };
         if let Some(func) = func {
@@ -367,6 +474,7 @@ impl OwnedUmem {
     /// Allocates a umem for `[offset, offset + size)` of `dmabuf` and attaches
     /// `dev` to the buffer dynamically with `ops`, `importer_priv` being the
     /// umem (as `ib_umem_dmabuf_get()` does).
+    #[inline]
     pub(crate) fn new(
         ib_device: &IbDevice,
         offset: usize,
@@ -450,7 +558,7 @@ impl OwnedUmem {
     /// buffer's reservation lock held, undoes in the same hold whatever is
     /// still mapped or pinned, then detaches and frees. One lock and unlock,
     /// as C's release takes; dropping the umem instead takes the lock itself.
-    pub(crate) fn release_with(self, last: impl FnOnce(&UmemDmabuf, &Attachment, &ResvLocked<'_>)) {
+    pub(crate) fn release_with(self, last: impl FnOnce(&UmemLocked<'_>)) {
         let me = core::mem::ManuallyDrop::new(self);
         me.undo(last);
         // SAFETY: `me` is never dropped, so this is the only `free`.
@@ -459,18 +567,18 @@ impl OwnedUmem {
 
     /// Takes the lock once for `last` and for undoing a mapping or pin left.
     #[inline]
-    fn undo(&self, last: impl FnOnce(&UmemDmabuf, &Attachment, &ResvLocked<'_>)) {
-        let umem = self.get();
-        let (Ok(guard), Ok(attach)) = (umem.lock(), umem.attachment()) else {
+    fn undo(&self, last: impl FnOnce(&UmemLocked<'_>)) {
+        let Ok(guard) = self.get().lock() else {
             return;
         };
-        last(umem, attach, &guard);
-        if let Some(mapping) = umem.take_mapping(&guard) {
-            attach.unmap(&guard, mapping);
+        let umem = guard.view();
+        last(&umem);
+        if let Some(mapping) = umem.take_mapping() {
+            umem.attachment().unmap(umem.locked(), mapping);
         }
-        if umem.pinned(&guard) {
-            attach.unpin(&guard);
-            umem.set_pinned(&guard, false);
+        if umem.pinned() {
+            umem.attachment().unpin(umem.locked());
+            umem.set_pinned(false);
         }
     }
 
@@ -504,7 +612,7 @@ impl Drop for OwnedUmem {
         // Release revokes first (`release_with`); a umem dropped on an error
         // path of creation may still hold a mapping or a pin: undo it rather
         // than leak it.
-        self.undo(|_, _, _| {});
+        self.undo(|_| {});
         // SAFETY: dropped once; nothing uses the umem after this.
         unsafe { self.free() };
     }
@@ -542,11 +650,11 @@ pub(crate) trait UmemImpl {
     /// with the reservation lock held (see [`ResvGuard::leak`]).
     fn get_pinned_revocable_and_lock(device: &IbDevice, req: UmemRequest) -> Result<OwnedUmem>;
     /// `ib_umem_dmabuf_set_revoke_locked()`.
-    fn set_revoke_locked(umem: &UmemDmabuf, locked: &ResvLocked<'_>, cb: RevokeCallback);
+    fn set_revoke_locked(umem: &UmemLocked<'_>, cb: RevokeCallback);
     /// `ib_umem_dmabuf_map_pages()`.
-    fn map_pages(umem: &UmemDmabuf, locked: &ResvLocked<'_>) -> Result;
+    fn map_pages(umem: &UmemLocked<'_>) -> Result;
     /// `ib_umem_dmabuf_unmap_pages()`.
-    fn unmap_pages(umem: &UmemDmabuf, locked: &ResvLocked<'_>);
+    fn unmap_pages(umem: &UmemLocked<'_>);
     /// `ib_umem_dmabuf_revoke()`.
     fn revoke(umem: &UmemDmabuf);
     /// `ib_umem_dmabuf_release()`.
@@ -693,10 +801,8 @@ macro_rules! umem_importer_ffi {
                         RevokeCallback::new(revoke, data),
                     )
                 };
-                let Ok(resv) = umem.resv() else { return };
                 // SAFETY: the API is called with the reservation lock held.
-                let locked = unsafe { resv.assume_locked() };
-                <$t>::set_revoke_locked(umem, &locked, cb)
+                let _ = unsafe { umem.with_assumed_lock(|umem| <$t>::set_revoke_locked(umem, cb)) };
             }
 
             #[no_mangle]
@@ -704,15 +810,10 @@ macro_rules! umem_importer_ffi {
                 count(Entry::MapPages);
                 // SAFETY: created by this implementation and live.
                 let umem = unsafe { UmemDmabuf::from_raw(umem) };
-                let resv = match umem.resv() {
-                    Ok(resv) => resv,
-                    Err(e) => return e.to_errno(),
-                };
                 // SAFETY: the API is called with the reservation lock held.
-                let locked = unsafe { resv.assume_locked() };
-                match <$t>::map_pages(umem, &locked) {
-                    Ok(()) => 0,
-                    Err(e) => e.to_errno(),
+                match unsafe { umem.with_assumed_lock(|umem| <$t>::map_pages(umem)) } {
+                    Ok(Ok(())) => 0,
+                    Ok(Err(e)) | Err(e) => e.to_errno(),
                 }
             }
 
@@ -721,10 +822,8 @@ macro_rules! umem_importer_ffi {
                 count(Entry::UnmapPages);
                 // SAFETY: created by this implementation and live.
                 let umem = unsafe { UmemDmabuf::from_raw(umem) };
-                let Ok(resv) = umem.resv() else { return };
                 // SAFETY: the API is called with the reservation lock held.
-                let locked = unsafe { resv.assume_locked() };
-                <$t>::unmap_pages(umem, &locked)
+                let _ = unsafe { umem.with_assumed_lock(|umem| <$t>::unmap_pages(umem)) };
             }
 
             #[no_mangle]
