@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: all kernel module check demo bench fmt clean kernel-clean
+.PHONY: all kernel module check demo bench two-node fmt clean kernel-clean
 
 all: module
 
@@ -31,6 +31,11 @@ demo:
 # Benchmarks on the kernel without debugging options (Documentation/performance.rst).
 bench:
 	@$(SCRIPTS)/bench.sh
+
+# Two guests on a virtual link, RDMA into the other's moving dma-buf
+# (Documentation/two-node.rst); make check runs a shorter variant.
+two-node:
+	@$(SCRIPTS)/two_node.sh
 
 # Formats the Rust sources with the kernel's rustfmt configuration.
 fmt:

@@ -12,7 +12,9 @@ host=$results/host.txt
 log=$LOGDIR/check-serial.log
 blog=$LOGDIR/bounce-serial.log
 rlog=$LOGDIR/rdma-core-serial.log
-rm -f "$log" "$blog" "$rlog"
+slog=$LOGDIR/two-node-server-serial.log
+clog=$LOGDIR/two-node-client-serial.log
+rm -f "$log" "$blog" "$rlog" "$slog" "$clog"
 
 record() {	# record NAME CMD...: runs CMD, records ok/not ok NAME
 	local name=$1
@@ -65,27 +67,32 @@ record "no unsafe in the importer, exporter and test logic" "$ROOT/scripts/lint.
 # From clean, so that warnings of files built earlier are seen again.
 "$ROOT/scripts/module.sh" clean
 record "module build (CLIPPY=1, no warnings)" "$ROOT/scripts/module.sh" CLIPPY=1
-record "userspace crates: cargo clippy -D warnings" "$ROOT/scripts/lint.sh" clippy-user
-record "checkpatch --strict: patches" "$ROOT/scripts/kpatch.sh" check
-record "checkpatch --strict: C sources" "$ROOT/scripts/lint.sh" checkpatch
-record "runner self-test (verdict on synthetic logs)" "$ROOT/scripts/selftest/runner.sh"
 record "rdma-core v59.0 + patches/rdma-core built" "$ROOT/scripts/rdma-core.sh"
 if grep -q '^not ok module build' "$host"; then
 	finish
 fi
 
-say "QEMU suites"
+say "QEMU suites (the rdma-core boot starts now, the other host checks run meanwhile)"
 # rdma-core's own tests through the patched libibverbs (guest/rdma_core.sh),
-# the longest boot, run alongside the other two: the guests are mostly
-# single-threaded, and this saves about a third of the wall time on two
-# cores. Each boot has its own initramfs and log; UMEM_SERIAL=1 runs them
-# one after the other.
+# the longest boot, run alongside the rest: the guests are mostly
+# single-threaded, and on two cores this saves minutes of wall time. Each
+# boot has its own initramfs and log; UMEM_SERIAL=1 runs them one after the
+# other.
 UMEM_TIMEOUT=${UMEM_TIMEOUT:-900} "$ROOT/scripts/qemu.sh" rdma_core "$rlog" kunit.enable=0 \
 	${UMEM_CMDLINE:-} &
 rpid=$!
 [ "${UMEM_SERIAL:-0}" = 1 ] && wait $rpid
+record "userspace crates: cargo clippy -D warnings" "$ROOT/scripts/lint.sh" clippy-user
+record "checkpatch --strict: patches" "$ROOT/scripts/kpatch.sh" check
+record "checkpatch --strict: C sources" "$ROOT/scripts/lint.sh" checkpatch
+record "runner self-test (verdict on synthetic logs)" "$ROOT/scripts/selftest/runner.sh"
 UMEM_TIMEOUT=${UMEM_TIMEOUT:-600} "$ROOT/scripts/qemu.sh" check "$log" ${UMEM_CMDLINE:-} || true
 # A second, short boot where every DMA mapping bounces (see guest/bounce.sh).
 "$ROOT/scripts/qemu.sh" bounce "$blog" swiotlb=force kunit.enable=0 ${UMEM_CMDLINE:-} || true
+# Two machines on a virtual link: RDMA from one guest into the other's
+# dma-buf MRs while the buffer moves (scripts/two_node.sh; short: transfers
+# up to 1 MiB).
+TWO_NODE_BIG=${TWO_NODE_BIG:-1048576} "$ROOT/scripts/two_node.sh" "$slog" "$clog" \
+	${UMEM_CMDLINE:-} || true
 wait $rpid
-finish "$log" "$blog" "$rlog"
+finish "$log" "$blog" "$rlog" "$slog" "$clog"

@@ -9,7 +9,8 @@
 # ACPI PCI interrupt links took 13 to 16 s of every test-kernel boot under
 # TCG (KASAN, lockdep); the devices use MSI-X anyway. slab_nomerge: fault
 # injection flags slab caches one by one (guest/init), which merged caches
-# refuse.
+# refuse. UMEM_QEMU_ARGS adds QEMU arguments (scripts/two_node.sh: a second
+# NIC on a link to another guest).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -17,8 +18,9 @@ job=$1
 log=$2
 shift 2
 timeout=${UMEM_TIMEOUT:-300}
-# One initramfs per job: make check boots two guests at the same time.
-initrd=$ROOT/build/initramfs-$job.cpio
+# One initramfs per boot (named after its log): make check boots several
+# guests at the same time.
+initrd=$ROOT/build/initramfs-$(basename "$log" .log).cpio
 
 mkdir -p "$(dirname "$log")"
 "$ROOT/scripts/initramfs.sh" "$initrd"
@@ -33,7 +35,7 @@ start=$SECONDS
 rc=0
 timeout -k 10 "$timeout" qemu-system-x86_64 "${accel[@]}" -smp 2 -m 2G \
 	-nographic -no-reboot -nodefaults -serial stdio \
-	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
+	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 ${UMEM_QEMU_ARGS:-} \
 	-kernel "$KOUT/arch/x86/boot/bzImage" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 sysctl.kernel.panic_on_rcu_stall=1 acpi=noirq slab_nomerge umem.job=$job $*" \
 	</dev/null >"$log" 2>&1 || rc=$?

@@ -23,9 +23,9 @@ reliability() {
 	step "bench_remap_smoke_$imp" ktap_run "bench_remap+$imp" \
 		$fuzz "$imp" regbench 16 2 2 0
 	step "bench_datapath_smoke_$imp" ktap_run "bench_datapath+$imp" \
-		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" datapath 1 5 65536
+		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" datapath 1 5 4096
 	step "bench_migrate_smoke_$imp" ktap_run "bench_migrate+$imp" \
-		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" migrate 1 20 65536
+		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" migrate 1 20 4096
 }
 
 GIDX=$(rxe_setup)
