@@ -47,17 +47,24 @@ def bootstrap_median(xs, n=2000, seed=1):
     return meds[int(0.025 * n)], meds[int(0.975 * n) - 1]
 
 
-def parse(log):
-    """(bench, entries) -> round -> impl -> [ns, ...], from the benchmark's
-    KTAP blocks (the kernel log dump at the end repeats the in-kernel ones)."""
-    data = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+def block_lines(log, names):
+    """The lines of the KTAP blocks named by the regex `names` (the kernel
+    log dump at the end of a boot repeats the in-kernel ones: not read)."""
     inside = False
     for line in Path(log).read_text(errors="replace").splitlines():
-        if re.search(r"@@UMEM-KTAP-BEGIN bench(_uverbs)?@@", line):
+        if re.search(rf"@@UMEM-KTAP-BEGIN (?:{names})@@", line):
             inside = True
         elif "@@UMEM-KTAP-END@@" in line:
             inside = False
-        m = BENCH_RE.search(line) if inside else None
+        elif inside:
+            yield line
+
+
+def parse(log):
+    """(bench, entries) -> round -> impl -> [ns, ...]."""
+    data = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for line in block_lines(log, r"bench(_uverbs)?"):
+        m = BENCH_RE.search(line)
         if m:
             data[(m.group(1), int(m.group(2)))][int(m.group(4))][m.group(3)].append(
                 int(m.group(5)))
@@ -67,13 +74,8 @@ def parse(log):
 def parse_dp(log):
     """(bench, bytes, importer) -> round -> target -> [ns per message, ...]."""
     data = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
-    inside = False
-    for line in Path(log).read_text(errors="replace").splitlines():
-        if re.search(r"@@UMEM-KTAP-BEGIN bench_(datapath|migrate)@@", line):
-            inside = True
-        elif "@@UMEM-KTAP-END@@" in line:
-            inside = False
-        m = DP_RE.search(line) if inside else None
+    for line in block_lines(log, r"bench_(datapath|migrate)"):
+        m = DP_RE.search(line)
         if m:
             key = (m.group(1), int(m.group(2)), m.group(3))
             data[key][int(m.group(5))][m.group(4)].append(int(m.group(6)))

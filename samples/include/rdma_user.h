@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 #include <linux/udmabuf.h>
@@ -257,6 +258,33 @@ static inline int post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, __u64 ladd
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* The RDMA device named @name, opened; NULL if there is none. */
+static inline struct ibv_context *open_device_named(const char *name)
+{
+	struct ibv_device **list;
+	struct ibv_context *c = NULL;
+	int i, n;
+
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n && !c; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			c = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	return c;
+}
+
+/* Writes @val to the file @path (a module parameter); 0 or -1. */
+static inline int write_file(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+	int ok = f && fputs(val, f) >= 0;
+
+	if (f && fclose(f))
+		ok = 0;
+	return ok ? 0 : -1;
 }
 
 /* Destroys what is set of a loopback pair's verbs objects, in order. */

@@ -106,15 +106,7 @@ static int setup_verbs(const char *dev)
 		.cap = { .max_send_wr = 64, .max_recv_wr = 16, .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 	};
-	struct ibv_device **list;
-	int i, n;
-
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), dev))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
+	ctx = open_device_named(dev);
 	if (!ctx)
 		return -1;
 	pd = ibv_alloc_pd(ctx);
@@ -156,17 +148,6 @@ static int full_io(int fd, void *buf, size_t len, int out)
 		len -= n;
 	}
 	return 0;
-}
-
-static int write_param(const char *path, const char *v)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, v, strlen(v)) == (ssize_t)strlen(v);
-	close(fd);
-	return ok ? 0 : -1;
 }
 
 /* ---- server ---------------------------------------------------------- */
@@ -226,12 +207,12 @@ static int server_buffers(void)
 		}
 		if (s->fd < 0 || s->map == MAP_FAILED)
 			return -1;
-		if (k == MR_PINNED && write_param(PINNED_PARAM, "1"))
+		if (k == MR_PINNED && write_file(PINNED_PARAM, "1"))
 			return -1;
 		err = uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, 0, s->size, s->iova, s->fd,
 				       access, &s->mr);
 		if (k == MR_PINNED)
-			write_param(PINNED_PARAM, "0");
+			write_file(PINNED_PARAM, "0");
 		if (err) {
 			printf("    # registering the %s MR: errno %d\n", mr_names[k], err);
 			return -1;

@@ -74,17 +74,6 @@ static double now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-static int write_param(const char *path, const char *v)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, v, strlen(v)) == (ssize_t)strlen(v);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 static int setup(const char *dev, int gidx)
 {
 	struct ibv_qp_init_attr qia = {
@@ -92,16 +81,9 @@ static int setup(const char *dev, int gidx)
 		.cap = { .max_send_wr = 2 * QUEUE_DEPTH, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_device **list;
 	union ibv_gid gid;
-	int i, n;
 
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), dev))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
+	ctx = open_device_named(dev);
 	expdev = open("/dev/dmabuf_exporter_rs", O_RDWR | O_CLOEXEC);
 	if (!ctx || expdev < 0)
 		return -1;
@@ -153,11 +135,11 @@ static int target_open(struct target *t, int kind)
 		return 0;
 	}
 	t->fd = exp_create_chunks(expdev, TARGET, DMABUF_EXP_F_DYNAMIC, NULL, 0, &err);
-	if (t->fd < 0 || write_param(PINNED_PARAM, kind == PINNED ? "1" : "0"))
+	if (t->fd < 0 || write_file(PINNED_PARAM, kind == PINNED ? "1" : "0"))
 		return -1;
 	err = uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, 0, TARGET, TARGET_IOVA, t->fd, access,
 			       &t->dmr);
-	if (write_param(PINNED_PARAM, "0") || err) {
+	if (write_file(PINNED_PARAM, "0") || err) {
 		t->dmr.handle = 0;
 		return -1;
 	}

@@ -223,15 +223,7 @@ static int write_to(__u64 raddr, __u32 rkey, __u32 len)
 
 static int setup(const char *dev)
 {
-	struct ibv_device **list;
-	int i, n;
-
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), dev))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
+	ctx = open_device_named(dev);
 	expdev = open("/dev/dmabuf_exporter_rs", O_RDWR | O_CLOEXEC);
 	if (!ctx || expdev < 0)
 		return -1;
@@ -375,16 +367,6 @@ static int fault_try(const struct fault_kind *kd, unsigned int k, int refs, int 
 }
 
 /* Writes @val to the file @path; 0 or -1. */
-static int write_file(const char *path, const char *val)
-{
-	FILE *f = fopen(path, "w");
-	int ok = f && fputs(val, f) >= 0;
-
-	if (f && fclose(f))
-		ok = 0;
-	return ok ? 0 : -1;
-}
-
 /*
  * The exporter's pin or map failing with an errno of its own
  * (DMABUF_EXP_IOC_INJECT): where registration pins or maps, it must fail
@@ -907,17 +889,13 @@ static void count_err(int err)
 /* A worker: its own device context; registers until killed or stopped. */
 static void storm_worker(const char *dev, unsigned int seed)
 {
-	struct ibv_device **list;
-	struct ibv_context *c = NULL;
+	struct ibv_context *c;
 	struct ibv_pd *p;
-	int i, n, err = 0, fd;
+	int err = 0, fd;
 	struct dmr mr;
 
 	rng_state = seed;
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), dev))
-			c = ibv_open_device(list[i]);
+	c = open_device_named(dev);
 	p = c ? ibv_alloc_pd(c) : NULL;
 	if (!p)
 		_exit(1);

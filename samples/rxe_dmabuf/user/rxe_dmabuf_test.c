@@ -442,7 +442,6 @@ int main(int argc, char **argv)
 			 .max_recv_sge = 1 },
 	};
 	const size_t big = 32UL << 20;
-	struct ibv_device **list;
 	unsigned char *host, *umap, *map;
 	struct dmabuf_exp_stats st;
 	struct dmr mr, mr2;
@@ -466,10 +465,7 @@ int main(int argc, char **argv)
 	}
 	suite = remove ? "rxe_dmabuf_removal" : bounce ? "rxe_dmabuf_bounce" : "rxe_dmabuf";
 	ktap_on_term(suite);
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			ctx = ibv_open_device(list[i]);
+	ctx = open_device_named(argv[1]);
 	result(!!ctx, "open_%s", argv[1]);
 	if (!ctx)
 		goto out;
