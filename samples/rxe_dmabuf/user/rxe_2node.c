@@ -17,7 +17,9 @@
  * migrates the movable buffer in a loop (then every byte is checked and the
  * exporter must have notified and re-mapped); and it asks the server to try
  * to migrate the pinned buffer, which the exporter must refuse with EBUSY.
- * Sizes: 4 KiB, 64 KiB, 1 MiB and BIG bytes (RXE_2NODE_BIG, default 32 MiB).
+ * Sizes: 4 KiB, 64 KiB, 1 MiB and BIG bytes (RXE_2NODE_BIG, 1 MiB to 32 MiB,
+ * default 32 MiB), which is also the size of the movable buffer and the
+ * udmabuf (both sides must be given the same).
  * The migrating stream goes to a fourth buffer of 4 MiB: under TCG a debug
  * kernel takes more than a second to move 32 MiB, during which rxe cannot
  * use the buffer.
@@ -45,7 +47,7 @@
 #include "ktap_user.h"
 #include "rdma_user.h"
 
-#define BUF_SIZE (32UL << 20)
+#define MAX_BIG (32UL << 20)
 #define PINNED_SIZE (4UL << 20)
 #define STREAM_SIZE (4UL << 20)
 #define PINNED_PARAM "/sys/module/rdma_rxe/parameters/dmabuf_pinned"
@@ -97,6 +99,7 @@ static struct ibv_cq *cq;
 static struct ibv_qp *qp;
 static union ibv_gid gid;
 static int gidx, expdev = -1;
+static size_t big = MAX_BIG;	/* the largest transfer and the big buffers' size */
 static const char *importer;
 
 static int setup_verbs(const char *dev)
@@ -195,7 +198,7 @@ static int server_buffers(void)
 	for (k = 0; k < NMRS; k++) {
 		struct smr *s = &smrs[k];
 
-		s->size = k == MR_PINNED ? PINNED_SIZE : k == MR_STREAM ? STREAM_SIZE : BUF_SIZE;
+		s->size = k == MR_PINNED ? PINNED_SIZE : k == MR_STREAM ? STREAM_SIZE : big;
 		s->iova = 0x10000000ULL * (k + 1);
 		if (k == MR_UDMABUF) {
 			s->fd = udmabuf_create(s->size, &s->map);
@@ -512,19 +515,14 @@ static void write_while_migrating(size_t chunk, unsigned int rounds)
 
 static void client(const char *ip, int port)
 {
-	const char *big_env = getenv("RXE_2NODE_BIG");
-	size_t sizes[] = { 4096, 65536, 1 << 20, BUF_SIZE };
+	size_t sizes[] = { 4096, 65536, 1 << 20, big };
 	struct peer p = { .qpn = qp->qp_num };
 	struct reply r;
 	unsigned int s, k, seed = 1;
 	int ready = -1, err;
 
-	if (big_env)
-		sizes[3] = strtoul(big_env, NULL, 0);
-	if (sizes[3] > BUF_SIZE || sizes[3] < 4096)
-		sizes[3] = BUF_SIZE;
-	local = aligned_alloc(4096, BUF_SIZE);
-	lmr = local ? ibv_reg_mr(pd, local, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	local = aligned_alloc(4096, big);
+	lmr = local ? ibv_reg_mr(pd, local, big, IBV_ACCESS_LOCAL_WRITE) : NULL;
 	sock = connect_to(ip, port);
 	result(lmr && sock >= 0, "connected_to_server %s:%d", ip, port);
 	if (!lmr || sock < 0)
@@ -559,6 +557,10 @@ int main(int argc, char **argv)
 	if (argc < 6)
 		return 2;
 	is_server = !strcmp(argv[1], "server");
+	if (getenv("RXE_2NODE_BIG"))
+		big = strtoul(getenv("RXE_2NODE_BIG"), NULL, 0) & ~4095UL;
+	if (big < (1UL << 20) || big > MAX_BIG)
+		big = MAX_BIG;
 	gidx = atoi(argv[3]);
 	importer = argv[4];
 	snprintf(suite, sizeof(suite), "two_node_%s%s", is_server ? "" : "client_", importer);
