@@ -3,7 +3,7 @@
  * RDMA between two machines into and out of dma-buf MRs.
  *
  *   rxe_2node server DEV GIDX IMPORTER PORT
- *   rxe_2node client DEV GIDX IMPORTER SERVER_IP PORT [kill]
+ *   rxe_2node client DEV GIDX IMPORTER SERVER_IP PORT
  *
  * The server exports a movable buffer (the test exporter's, dynamic), a
  * udmabuf and a second exporter buffer registered pinned (rxe's
@@ -24,10 +24,6 @@
  * kernel takes more than a second to move 32 MiB, during which rxe cannot
  * use the buffer.
  *
- * With "kill" the client streams WRITEs and tells the server to kill itself
- * (SIGKILL) mid-stream: its QP must then fail with an error completion
- * rather than hang (suite two_node_kill_IMPORTER).
- *
  * The server's results form the KTAP suite two_node_IMPORTER, the
  * client's two_node_client_IMPORTER.
  */
@@ -38,7 +34,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,7 +80,6 @@ enum cmd_op {
 	CMD_MIGRATE_STOP,	/* stop; reply: migrations, move_notifies, maps */
 	CMD_MIGRATE_PINNED,	/* reply: the errno of migrating the pinned buffer */
 	CMD_DONE,
-	CMD_DIE,		/* the server kills itself (SIGKILL), no reply */
 };
 
 struct cmd {
@@ -335,9 +329,6 @@ static void serve_one(int sock, const struct cmd *c, struct reply *r)
 		r->v[1] = st.move_notifies;
 		r->v[2] = st.maps;
 		break;
-	case CMD_DIE:
-		kill(getpid(), SIGKILL);
-		break;
 	case CMD_MIGRATE_PINNED:
 		r->status = exp_migrate_fd(expdev, smrs[MR_PINNED].fd, 0, 0);
 		break;
@@ -522,86 +513,28 @@ static void write_while_migrating(size_t chunk, unsigned int rounds)
 	       (unsigned long long)(stop.v[2] - start.v[2]));
 }
 
-/* Connects to the server and its QP; 0 or -1. */
-static int client_connect(const char *ip, int port)
+static void client(const char *ip, int port)
 {
+	size_t sizes[] = { 4096, 65536, 1 << 20, big };
 	struct peer p = { .qpn = qp->qp_num };
-	int ready = -1, ok;
+	struct reply r;
+	unsigned int s, k, seed = 1;
+	int ready = -1, err;
 
 	local = aligned_alloc(4096, big);
 	lmr = local ? ibv_reg_mr(pd, local, big, IBV_ACCESS_LOCAL_WRITE) : NULL;
 	sock = connect_to(ip, port);
 	result(lmr && sock >= 0, "connected_to_server %s:%d", ip, port);
 	if (!lmr || sock < 0)
-		return -1;
+		return;
 	memcpy(p.gid, gid.raw, 16);
 	if (full_io(sock, &h, sizeof(h), 0) || full_io(sock, &p, sizeof(p), 1)) {
 		result(0, "exchange_qp_and_keys");
-		return -1;
+		return;
 	}
 	memcpy(gid.raw, h.gid, 16);
-	ok = !connect_qp(qp, h.qpn, &gid, gidx) && !full_io(sock, &ready, sizeof(ready), 0) &&
-	     !ready;
-	result(ok, "qp_connected (peer QP %u)", h.qpn);
-	return ok ? 0 : -1;
-}
-
-static void client_close(void)
-{
-	if (sock >= 0)
-		close(sock);
-	if (lmr)
-		ibv_dereg_mr(lmr);
-	free(local);
-}
-
-/*
- * WRITEs stream into the movable MR, 8 outstanding, while the server is
- * killed: the QP must end in an error completion (rxe gives up
- * retransmitting), not hang, within 60 s.
- */
-static void client_kill(void)
-{
-	const size_t len = 64 << 10;
-	unsigned long posted = 0, done = 0, slots = h.len[MR_MOVABLE] / len;
-	time_t end = time(NULL) + 60;
-	struct cmd c = { .op = CMD_DIE };
-	int status = IBV_WC_SUCCESS, n;
-	struct ibv_wc wc;
-
-	for (; posted < 8; posted++)
-		if (post_rdma(qp, IBV_WR_RDMA_WRITE, (uintptr_t)local, lmr->lkey, len,
-			      h.addr[MR_MOVABLE] + posted % slots * len, h.rkey[MR_MOVABLE]))
-			break;
-	result(posted == 8 && !full_io(sock, &c, sizeof(c), 1),
-	       "stream_started_server_told_to_die");
-	while (status == IBV_WC_SUCCESS && time(NULL) < end) {
-		n = ibv_poll_cq(cq, 1, &wc);
-		if (n < 0)
-			break;
-		if (!n)
-			continue;
-		done++;
-		status = wc.status;
-		if (status == IBV_WC_SUCCESS &&
-		    post_rdma(qp, IBV_WR_RDMA_WRITE, (uintptr_t)local, lmr->lkey, len,
-			      h.addr[MR_MOVABLE] + posted % slots * len, h.rkey[MR_MOVABLE]) == 0)
-			posted++;
-	}
-	result(status != IBV_WC_SUCCESS,
-	       "qp_errors_out_after_the_server_died (status %d: %s, after %lu completions)",
-	       status, ibv_wc_status_str(status), done);
-}
-
-static void client(const char *ip, int port)
-{
-	size_t sizes[] = { 4096, 65536, 1 << 20, big };
-	struct reply r;
-	unsigned int s, k, seed = 1;
-	int err;
-
-	if (client_connect(ip, port))
-		return;
+	result(!connect_qp(qp, h.qpn, &gid, gidx) && !full_io(sock, &ready, sizeof(ready), 0) &&
+	       !ready, "qp_connected (peer QP %u)", h.qpn);
 	for (k = 0; k < MR_STREAM; k++)
 		for (s = 0; s < ARRAY_SIZE(sizes); s++)
 			if (sizes[s] <= h.len[k] && (s == 0 || sizes[s] > sizes[s - 1]))
@@ -611,12 +544,15 @@ static void client(const char *ip, int port)
 	result(err == EBUSY, "pinned_buffer_refuses_migration (errno %d)", err);
 	transfers(MR_PINNED, 65536, seed += 3);
 	ask(CMD_DONE, 0, 0, 0, 0, &r);
+	close(sock);
+	ibv_dereg_mr(lmr);
+	free(local);
 }
 
 int main(int argc, char **argv)
 {
 	char suite[64];
-	int is_server, kill_mode;
+	int is_server;
 
 	if (argc < 6)
 		return 2;
@@ -627,22 +563,16 @@ int main(int argc, char **argv)
 		big = MAX_BIG;
 	gidx = atoi(argv[3]);
 	importer = argv[4];
-	kill_mode = argc > 7 && !strcmp(argv[7], "kill");
-	snprintf(suite, sizeof(suite), "two_node_%s%s", is_server ? "" : kill_mode ?
-		 "kill_" : "client_", importer);
+	snprintf(suite, sizeof(suite), "two_node_%s%s", is_server ? "" : "client_", importer);
 	ktap_on_term(suite);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	result(!setup_verbs(argv[2]), "open_%s_pd_cq_qp", argv[2]);
 	if (qp && is_server)
 		server(atoi(argv[5]));
-	else if (qp && kill_mode && !client_connect(argv[5], atoi(argv[6])))
-		client_kill();
-	else if (qp && !kill_mode && argc > 6)
+	else if (qp && argc > 6)
 		client(argv[5], atoi(argv[6]));
 	if (is_server)
 		server_teardown();
-	else
-		client_close();
 	verbs_close(qp, NULL, cq, pd, ctx);
 	if (expdev >= 0)
 		close(expdev);
