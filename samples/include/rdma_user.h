@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 #include <linux/udmabuf.h>
@@ -192,11 +193,16 @@ static inline int udmabuf_create(size_t size, unsigned char **map)
  * direction. The retransmit timeout is 4.3 s: a responder re-mapping a
  * dma-buf MR waits for the exporter's copy fence, which under TCG can exceed
  * shorter timers; RXE_TEST_QP_TIMEOUT overrides it (scripts/stress.sh).
+ * The retry count is 7, which rxe (like the IB spec for the RNR count) takes
+ * as "retry forever": a peer that vanished is retried without end.
+ * RXE_TEST_QP_RETRY sets a finite count, after which the QP fails with
+ * IBV_WC_RETRY_EXC_ERR.
  */
 static inline int connect_qp_rd(struct ibv_qp *qp, __u32 dest, union ibv_gid *gid,
 				int gidx, __u8 rd_atomic)
 {
 	const char *timeout = getenv("RXE_TEST_QP_TIMEOUT");
+	const char *retry = getenv("RXE_TEST_QP_RETRY");
 	struct ibv_qp_attr a;
 
 	memset(&a, 0, sizeof(a));
@@ -226,7 +232,7 @@ static inline int connect_qp_rd(struct ibv_qp *qp, __u32 dest, union ibv_gid *gi
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = timeout ? atoi(timeout) : 20;
-	a.retry_cnt = 7;
+	a.retry_cnt = retry ? atoi(retry) : 7;
 	a.rnr_retry = 7;
 	a.sq_psn = 1;
 	a.max_rd_atomic = rd_atomic;
@@ -258,6 +264,80 @@ static inline int post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, __u64 ladd
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+#define RDMA_STREAM_BATCH 16
+
+/*
+ * One side of a stream of RDMA operations: the QP and CQ, the local buffer
+ * and the remote one (both at least @size bytes; message k uses slot k of
+ * the buffers, modulo their size).
+ */
+struct rdma_stream {
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	__u64 laddr, raddr;
+	__u32 lkey, rkey;
+	size_t size;
+};
+
+static inline int rdma_stream_post(const struct rdma_stream *s, enum ibv_wr_opcode op,
+				   size_t len, unsigned long k)
+{
+	unsigned long off = k % (s->size / len) * len;
+
+	return post_rdma(s->qp, op, s->laddr + off, s->lkey, len, s->raddr + off, s->rkey);
+}
+
+/*
+ * Streams @op messages of @len bytes through @s, @depth outstanding, for @ms
+ * milliseconds. Returns the ns per completed message, or 0 when a work
+ * request failed (its status is printed as a KTAP diagnostic) or the queue
+ * did not drain within 60 s.
+ */
+static inline double rdma_stream_run(const struct rdma_stream *s, enum ibv_wr_opcode op,
+				     size_t len, int depth, double ms)
+{
+	double start = now_ns(), end = start + ms * 1e6, now = start;
+	unsigned long posted = 0, done = 0;
+	struct ibv_wc wc[RDMA_STREAM_BATCH];
+	int i, n;
+
+	for (; posted < (unsigned long)depth; posted++)
+		if (rdma_stream_post(s, op, len, posted))
+			return 0;
+	while (done < posted) {
+		n = ibv_poll_cq(s->cq, RDMA_STREAM_BATCH, wc);
+		if (n < 0)
+			return 0;
+		now = now_ns();
+		if (!n && now > end + 60e9)
+			return 0;
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				printf("    # %s of %zu bytes: completion status %d\n",
+				       op == IBV_WR_RDMA_READ ? "READ" : "WRITE", len,
+				       wc[i].status);
+				return 0;
+			}
+			done++;
+			if (now >= end)
+				continue;
+			if (rdma_stream_post(s, op, len, posted))
+				return 0;
+			posted++;
+		}
+	}
+	return (now - start) / done;
 }
 
 /* The RDMA device named @name, opened; NULL if there is none. */

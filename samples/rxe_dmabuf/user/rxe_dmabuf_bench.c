@@ -38,7 +38,7 @@
 #include "rdma_user.h"
 
 #define TARGET (4UL << 20)
-#define QUEUE_DEPTH 16
+#define QUEUE_DEPTH RDMA_STREAM_BATCH
 #define TARGET_IOVA 0x40000000ULL
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PINNED_PARAM "/sys/module/rdma_rxe/parameters/dmabuf_pinned"
@@ -65,14 +65,6 @@ static int expdev = -1;
 static const char *importer;
 static int broken;
 static size_t maxlen = 1 << 20;
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 static int setup(const char *dev, int gidx)
 {
@@ -162,55 +154,16 @@ static void target_close(struct target *t)
 	t->fd = -1;
 }
 
-/* Posts message @k of @len bytes: slot k of the target, modulo its size. */
-static int post_slot(enum ibv_wr_opcode op, size_t len, const struct target *t,
-		     unsigned long k)
-{
-	unsigned long off = k % (TARGET / len) * len;
-
-	return post_rdma(qa, op, (uintptr_t)local_mem + off, local->lkey, len, t->raddr + off,
-			 t->rkey);
-}
-
-/*
- * Streams @op messages of @len bytes between the local MR and @t, @depth
- * outstanding, for @ms milliseconds. Returns the ns per completed message, or
- * 0 when a work request failed or the queue did not drain within 60 s.
- */
+/* Streams between the local MR and @t: rdma_stream_run() on QP qa. */
 static double stream(enum ibv_wr_opcode op, size_t len, int depth, const struct target *t,
 		     double ms)
 {
-	double start = now_ns(), end = start + ms * 1e6, now = start;
-	unsigned long posted = 0, done = 0;
-	struct ibv_wc wc[QUEUE_DEPTH];
-	int i, n;
+	const struct rdma_stream s = {
+		.qp = qa, .cq = cq, .laddr = (uintptr_t)local_mem, .lkey = local->lkey,
+		.raddr = t->raddr, .rkey = t->rkey, .size = TARGET,
+	};
 
-	for (; posted < (unsigned long)depth; posted++)
-		if (post_slot(op, len, t, posted))
-			return 0;
-	while (done < posted) {
-		n = ibv_poll_cq(cq, QUEUE_DEPTH, wc);
-		if (n < 0)
-			return 0;
-		now = now_ns();
-		if (!n && now > end + 60e9)
-			return 0;
-		for (i = 0; i < n; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				printf("    # %s of %zu bytes: completion status %d\n",
-				       op == IBV_WR_RDMA_READ ? "READ" : "WRITE", len,
-				       wc[i].status);
-				return 0;
-			}
-			done++;
-			if (now >= end)
-				continue;
-			if (post_slot(op, len, t, posted))
-				return 0;
-			posted++;
-		}
-	}
-	return (now - start) / done;
+	return rdma_stream_run(&s, op, len, depth, ms);
 }
 
 static void report(const char *bench, size_t len, const char *target, unsigned int round,

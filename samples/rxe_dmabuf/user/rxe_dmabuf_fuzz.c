@@ -1058,14 +1058,6 @@ static void storm(const char *dev, int secs)
 
 /* ---- regbench ------------------------------------------------------ */
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
 /*
  * The invalidate and re-map round trip, @iters times on a dynamic MR over
  * the whole buffer @fd of @pages pages: a migration (move_notify: rxe drops
