@@ -77,8 +77,9 @@ steps_report() {
 # SIGKILL), after the kernel has dumped its blocked tasks (sysrq w) into the
 # log.
 ktap_run() {
-	local name=$1 rc pid wd
+	local name=$1 rc pid wd start
 	shift
+	start=$(cut -d. -f1 /proc/uptime)
 	echo "@@UMEM-KTAP-BEGIN $name@@"
 	"$@" &
 	pid=$!
@@ -88,6 +89,8 @@ ktap_run() {
 	rc=$?
 	kill $wd 2>/dev/null
 	echo "@@UMEM-KTAP-END@@"
+	# For the time budget (make check's lanes run in parallel boots).
+	echo "umem: $name took $(($(cut -d. -f1 /proc/uptime) - start)) s"
 	return $rc
 }
 
