@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: all kernel module check demo bench two-node fmt clean kernel-clean
+.PHONY: all kernel module check demo bench two-node two-node-bench demo-2node fmt clean kernel-clean
 
 all: module
 
@@ -36,6 +36,17 @@ bench:
 # (Documentation/two-node.rst); make check runs a shorter variant.
 two-node:
 	@$(SCRIPTS)/two_node.sh
+
+# A short transcript of it: a write into the other machine's moving dma-buf.
+demo-2node:
+	@$(SCRIPTS)/two_node.sh demo
+
+# Numbers across that link: WRITE bandwidth and latency into a dma-buf MR
+# against an ordinary MR, both importers, on the fast kernel and a clean
+# link; the report goes to build/two-node-bench/.
+two-node-bench:
+	@UMEM_KERNEL=fast TWO_NODE_NETEM= TWO_NODE_BIG=$${TWO_NODE_BIG:-4194304} \
+		TWO_NODE_BENCH=$${TWO_NODE_BENCH:-5,1000} $(SCRIPTS)/two_node.sh
 
 # Formats the Rust sources with the kernel's rustfmt configuration.
 fmt:

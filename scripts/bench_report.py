@@ -74,7 +74,7 @@ def parse(log):
 def parse_dp(log):
     """(bench, bytes, importer) -> round -> target -> [ns per message, ...]."""
     data = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
-    for line in block_lines(log, r"bench_(datapath|migrate)"):
+    for line in block_lines(log, r"bench_(datapath|migrate)|two_node_bench\+\w+"):
         m = DP_RE.search(line)
         if m:
             key = (m.group(1), int(m.group(2)), m.group(3))

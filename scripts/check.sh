@@ -90,9 +90,10 @@ UMEM_TIMEOUT=${UMEM_TIMEOUT:-600} "$ROOT/scripts/qemu.sh" check "$log" ${UMEM_CM
 # A second, short boot where every DMA mapping bounces (see guest/bounce.sh).
 "$ROOT/scripts/qemu.sh" bounce "$blog" swiotlb=force kunit.enable=0 ${UMEM_CMDLINE:-} || true
 # Two machines on a virtual link: RDMA from one guest into the other's
-# dma-buf MRs while the buffer moves (scripts/two_node.sh; short: transfers
-# up to 1 MiB).
-TWO_NODE_BIG=${TWO_NODE_BIG:-1048576} "$ROOT/scripts/two_node.sh" "$slog" "$clog" \
-	${UMEM_CMDLINE:-} || true
+# dma-buf MRs while the buffer moves, 1 % loss and reordering on the link
+# (scripts/two_node.sh; short: transfers up to 1 MiB; numbers: one round of
+# 100 ms blocks up to 64 KiB, to show they work).
+TWO_NODE_BIG=${TWO_NODE_BIG:-1048576} TWO_NODE_BENCH=${TWO_NODE_BENCH:-1,100,65536} \
+	"$ROOT/scripts/two_node.sh" "$slog" "$clog" ${UMEM_CMDLINE:-} || true
 wait $rpid
 finish "$log" "$blog" "$rlog" "$slog" "$clog"

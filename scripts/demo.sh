@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # `make demo`: boots the patched kernel, runs scripts/guest/demo.sh, and shows
-# its transcript. Exits non-zero if any step of the demo fails.
+# its transcript, then the two-machine one (scripts/two_node.sh demo). Exits
+# non-zero if any step of either fails.
 set -euo pipefail
 # The kernel without the test kernel's debugging (lib.sh).
 export UMEM_KERNEL=fast
@@ -22,3 +23,5 @@ python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py
 }
 [ "$rc" = 0 ] || die "a demo step failed (serial log: $log)"
 say "demo finished; serial log: $log"
+# The same across two machines (make demo-2node).
+exec "$ROOT/scripts/two_node.sh" demo

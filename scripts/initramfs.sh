@@ -39,6 +39,9 @@ add_file /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
 # pair. The guest scripts call it by path (see guest/lib.sh).
 add_file /usr/bin/ip
 mv "$root/usr/bin/ip" "$root/umem/bin/ip"
+# iproute2's tc for netem on the two-node link (busybox's has no netem).
+add_file /usr/sbin/tc
+mv "$root/usr/sbin/tc" "$root/umem/bin/tc"
 mkdir -p "$root/etc/libibverbs.d"
 cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
 

@@ -2,8 +2,8 @@
 /*
  * RDMA between two machines into and out of dma-buf MRs.
  *
- *   rxe_2node server DEV GIDX IMPORTER PORT
- *   rxe_2node client DEV GIDX IMPORTER SERVER_IP PORT
+ *   rxe_2node server DEV GIDX IMPORTER PORT [MODE]
+ *   rxe_2node client DEV GIDX IMPORTER SERVER_IP PORT [lossy|kill|demo|bench]
  *
  * The server exports a movable buffer (the test exporter's, dynamic), a
  * udmabuf and a second exporter buffer registered pinned (rxe's
@@ -24,6 +24,24 @@
  * kernel takes more than a second to move 32 MiB, during which rxe cannot
  * use the buffer.
  *
+ * With "lossy" the client runs the same tests with less traffic (transfers
+ * up to 256 KiB, one pass of the migrating stream), for a link that loses
+ * and reorders packets (suite two_node_lossy_IMPORTER).
+ *
+ * With "bench" the client measures WRITE bandwidth and latency into the
+ * dma-buf MR against an ordinary MR of the server (wire_bench();
+ * RXE_2NODE_BENCH=ROUNDS,MS[,MAXLEN], suite two_node_bench_IMPORTER). The server's
+ * MODE only names its suite: two_node_MODE_server_IMPORTER.
+ *
+ * With "kill" the client streams WRITEs and tells the server to kill itself
+ * (SIGKILL) mid-stream: its QP must then fail with an error completion
+ * rather than hang (suite two_node_kill_IMPORTER).
+ *
+ * With "demo" (make demo-2node) the client writes a line of text into the
+ * movable MR, has the server migrate the buffer, writes another, and prints
+ * what the server reads through the buffer's CPU mapping after each
+ * (suite two_node_demo_IMPORTER).
+ *
  * The server's results form the KTAP suite two_node_IMPORTER, the
  * client's two_node_client_IMPORTER.
  */
@@ -33,7 +51,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,8 +73,8 @@
 #define PINNED_PARAM "/sys/module/rdma_rxe/parameters/dmabuf_pinned"
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-enum { MR_MOVABLE, MR_UDMABUF, MR_PINNED, MR_STREAM, NMRS };
-static const char *const mr_names[] = { "movable", "udmabuf", "pinned", "stream" };
+enum { MR_MOVABLE, MR_UDMABUF, MR_PINNED, MR_STREAM, MR_ORDINARY, NMRS };
+static const char *const mr_names[] = { "movable", "udmabuf", "pinned", "stream", "ordinary" };
 
 /* What the server tells the client. */
 struct hello {
@@ -80,6 +100,10 @@ enum cmd_op {
 	CMD_MIGRATE_STOP,	/* stop; reply: migrations, move_notifies, maps */
 	CMD_MIGRATE_PINNED,	/* reply: the errno of migrating the pinned buffer */
 	CMD_DONE,
+	CMD_DIE,		/* the server kills itself (SIGKILL), no reply */
+	CMD_SHOW,		/* reply: the text at [off, off + len) of mr */
+	CMD_MIGRATE_ONCE,	/* migrate the movable buffer; reply as CMD_STATS */
+	CMD_STATS,		/* reply: migrations, move_notifies, maps of mr */
 };
 
 struct cmd {
@@ -91,11 +115,13 @@ struct reply {
 	__s32 status;
 	__u32 pad;
 	__u64 v[3];
+	char text[64];
 };
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
+static struct ibv_comp_channel *channel;
 static struct ibv_qp *qp;
 static union ibv_gid gid;
 static int gidx, expdev = -1;
@@ -113,7 +139,8 @@ static int setup_verbs(const char *dev)
 	if (!ctx)
 		return -1;
 	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
+	channel = ibv_create_comp_channel(ctx);
+	cq = channel ? ibv_create_cq(ctx, 256, NULL, channel, 0) : NULL;
 	if (!pd || !cq || ibv_query_gid(ctx, 1, gidx, &gid))
 		return -1;
 	qia.send_cq = cq;
@@ -122,20 +149,33 @@ static int setup_verbs(const char *dev)
 	return qp ? 0 : -1;
 }
 
-/* Waits up to 60 s for one completion; its status, or -1. */
+/*
+ * Waits up to 60 s for one completion; its status, or -1. Sleeps on the
+ * completion channel rather than spinning: a spinning guest takes a host
+ * core from the other guest (and from the other boots of make check), which
+ * then answers late, and everything slows down.
+ */
 static int wait_wc(struct ibv_wc *wc)
 {
+	struct pollfd pfd = { .events = POLLIN };
 	time_t end = time(NULL) + 60;
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
 	int got;
 
-	while (time(NULL) < end) {
+	pfd.fd = channel->fd;
+	for (;;) {
 		got = ibv_poll_cq(cq, 1, wc);
-		if (got < 0)
-			return -1;
+		/* Armed, then polled again: a completion in between raises no event. */
+		if (!got && !ibv_req_notify_cq(cq, 0))
+			got = ibv_poll_cq(cq, 1, wc);
 		if (got)
-			return wc->status;
+			return got < 0 ? -1 : (int)wc->status;
+		if (time(NULL) >= end || poll(&pfd, 1, 1000) < 0)
+			return -1;
+		if ((pfd.revents & POLLIN) && !ibv_get_cq_event(channel, &ev_cq, &ev_ctx))
+			ibv_ack_cq_events(ev_cq, 1);
 	}
-	return -1;
 }
 
 static int full_io(int fd, void *buf, size_t len, int out)
@@ -156,11 +196,12 @@ static int full_io(int fd, void *buf, size_t len, int out)
 /* ---- server ---------------------------------------------------------- */
 
 struct smr {
-	int fd;			/* -1: none */
+	int fd;			/* -1: none (also for the ordinary MR) */
 	int registered;
-	unsigned char *map;
+	unsigned char *map;	/* the dma-buf's CPU mapping, or malloc'ed */
 	size_t size;
 	struct dmr mr;
+	struct ibv_mr *omr;	/* the ordinary MR */
 	__u64 iova;
 };
 
@@ -198,8 +239,19 @@ static int server_buffers(void)
 	for (k = 0; k < NMRS; k++) {
 		struct smr *s = &smrs[k];
 
-		s->size = k == MR_PINNED ? PINNED_SIZE : k == MR_STREAM ? STREAM_SIZE : big;
+		s->size = k == MR_PINNED ? PINNED_SIZE : k >= MR_STREAM ? STREAM_SIZE : big;
 		s->iova = 0x10000000ULL * (k + 1);
+		if (k == MR_ORDINARY) {
+			/* The baseline of the numbers: ibv_reg_mr() on memory. */
+			s->map = aligned_alloc(4096, s->size);
+			s->omr = s->map ? ibv_reg_mr(pd, s->map, s->size, access) : NULL;
+			if (!s->omr)
+				return -1;
+			s->iova = (uintptr_t)s->map;
+			s->mr.lkey = s->omr->lkey;
+			s->mr.rkey = s->omr->rkey;
+			continue;
+		}
 		if (k == MR_UDMABUF) {
 			s->fd = udmabuf_create(s->size, &s->map);
 		} else {
@@ -329,8 +381,31 @@ static void serve_one(int sock, const struct cmd *c, struct reply *r)
 		r->v[1] = st.move_notifies;
 		r->v[2] = st.maps;
 		break;
+	case CMD_DIE:
+		kill(getpid(), SIGKILL);
+		break;
 	case CMD_MIGRATE_PINNED:
 		r->status = exp_migrate_fd(expdev, smrs[MR_PINNED].fd, 0, 0);
+		break;
+	case CMD_SHOW:
+		if (!in_range(c) || c->len >= sizeof(r->text)) {
+			r->status = EINVAL;
+			break;
+		}
+		memcpy(r->text, smrs[c->mr].map + c->off, c->len);
+		break;
+	case CMD_MIGRATE_ONCE:
+	case CMD_STATS:
+		if (c->mr >= NMRS || smrs[c->mr].fd < 0) {
+			r->status = EINVAL;
+			break;
+		}
+		if (c->op == CMD_MIGRATE_ONCE)
+			r->status = exp_migrate_fd(expdev, smrs[c->mr].fd, 0, 0);
+		st = exp_stats_fd(expdev, smrs[c->mr].fd);
+		r->v[0] = st.migrations;
+		r->v[1] = st.move_notifies;
+		r->v[2] = st.maps;
 		break;
 	default:
 		r->status = EINVAL;
@@ -346,7 +421,8 @@ static void server(int port)
 	unsigned int n = 0;
 	int sock, k;
 
-	result(!server_buffers(), "dma_buf_mrs_registered (movable, udmabuf, pinned, stream)");
+	result(!server_buffers(),
+	       "mrs_registered (dma-buf: movable, udmabuf, pinned, stream; ordinary)");
 	sock = listen_on(port);
 	result(sock >= 0, "client_connected");
 	if (sock < 0)
@@ -386,6 +462,12 @@ static void server_teardown(void)
 	int k;
 
 	for (k = 0; k < NMRS; k++) {
+		if (k == MR_ORDINARY) {
+			if (smrs[k].omr)
+				ibv_dereg_mr(smrs[k].omr);
+			free(smrs[k].map);
+			continue;
+		}
 		if (smrs[k].registered)
 			uv_dereg_mr(ctx->cmd_fd, &smrs[k].mr);
 		if (smrs[k].map && smrs[k].map != MAP_FAILED)
@@ -513,45 +595,230 @@ static void write_while_migrating(size_t chunk, unsigned int rounds)
 	       (unsigned long long)(stop.v[2] - start.v[2]));
 }
 
-static void client(const char *ip, int port)
+static void dpbench(const char *bench, size_t len, int mr, unsigned int round, double ns)
 {
-	size_t sizes[] = { 4096, 65536, 1 << 20, big };
-	struct peer p = { .qpn = qp->qp_num };
+	printf("    # DPBENCH %s %zu %s %s %u %.0f\n", bench, len, importer,
+	       mr == MR_ORDINARY ? "ordinary" : "dynamic", round, ns);
+}
+
+/*
+ * Numbers across the wire (RXE_2NODE_BENCH=ROUNDS,MS): WRITE bandwidth with
+ * 64 KiB and 1 MiB messages, RDMA_STREAM_BATCH outstanding, and the latency
+ * of one 8-byte WRITE at a time, into the server's ordinary MR and into its
+ * dynamic dma-buf MR of the same size (the stream buffer, not migrating
+ * now); blocks of MS milliseconds in the order ordinary, dynamic, dynamic,
+ * ordinary per round. DPBENCH lines for scripts/bench_report.py.
+ */
+static void wire_bench(unsigned int rounds, double ms, size_t maxlen)
+{
+	static const struct {
+		const char *name;
+		size_t len;
+		int depth;
+	} benches[] = {
+		{ "wire_write_bw", 65536, RDMA_STREAM_BATCH },
+		{ "wire_write_bw", 1 << 20, RDMA_STREAM_BATCH },
+		{ "wire_write_lat", 8, 1 },
+	};
+	static const int order[] = { MR_ORDINARY, MR_STREAM, MR_STREAM, MR_ORDINARY };
+	struct rdma_stream st = {
+		.qp = qp, .cq = cq, .laddr = (uintptr_t)local, .lkey = lmr->lkey,
+		.size = big < STREAM_SIZE ? big : STREAM_SIZE,
+	};
+	unsigned int r, b, o, blocks = 0, want = 0;
+	double ns = 1;
+
+	for (r = 0; r < rounds && ns; r++)
+		for (b = 0; b < ARRAY_SIZE(benches) && ns; b++)
+			for (o = 0; o < ARRAY_SIZE(order) && ns && benches[b].len <= maxlen; o++) {
+				st.raddr = h.addr[order[o]];
+				st.rkey = h.rkey[order[o]];
+				ns = rdma_stream_run(&st, IBV_WR_RDMA_WRITE, benches[b].len,
+						     benches[b].depth, ms);
+				if (ns)
+					dpbench(benches[b].name, benches[b].len, order[o], r, ns);
+				blocks += ns > 0;
+			}
+	for (b = 0; b < ARRAY_SIZE(benches); b++)
+		want += benches[b].len <= maxlen ? rounds * ARRAY_SIZE(order) : 0;
+	result(blocks == want,
+	       "wire_numbers (%u blocks of %.0f ms, ordinary and dynamic dma-buf MR)", blocks,
+	       ms);
+}
+
+/*
+ * The client's bench mode: RXE_2NODE_BENCH=ROUNDS,MS[,MAXLEN] (default
+ * 1,100; MAXLEN, the largest message, default 1 MiB).
+ */
+static void client_bench(void)
+{
+	const char *arg = getenv("RXE_2NODE_BENCH");
+	unsigned int rounds = 1;
+	size_t maxlen = 1 << 20;
+	double ms = 100;
 	struct reply r;
-	unsigned int s, k, seed = 1;
-	int ready = -1, err;
+
+	if (arg && (sscanf(arg, "%u,%lf,%zu", &rounds, &ms, &maxlen) < 2 || !rounds || ms <= 0))
+		result(0, "RXE_2NODE_BENCH=%s is not ROUNDS,MS[,MAXLEN]", arg);
+	else
+		wire_bench(rounds, ms, maxlen);
+	ask(CMD_DONE, 0, 0, 0, 0, &r);
+}
+
+/* Connects to the server and its QP; 0 or -1. */
+static int client_connect(const char *ip, int port)
+{
+	struct peer p = { .qpn = qp->qp_num };
+	int ready = -1, ok;
 
 	local = aligned_alloc(4096, big);
 	lmr = local ? ibv_reg_mr(pd, local, big, IBV_ACCESS_LOCAL_WRITE) : NULL;
 	sock = connect_to(ip, port);
 	result(lmr && sock >= 0, "connected_to_server %s:%d", ip, port);
 	if (!lmr || sock < 0)
-		return;
+		return -1;
 	memcpy(p.gid, gid.raw, 16);
 	if (full_io(sock, &h, sizeof(h), 0) || full_io(sock, &p, sizeof(p), 1)) {
 		result(0, "exchange_qp_and_keys");
-		return;
+		return -1;
 	}
 	memcpy(gid.raw, h.gid, 16);
-	result(!connect_qp(qp, h.qpn, &gid, gidx) && !full_io(sock, &ready, sizeof(ready), 0) &&
-	       !ready, "qp_connected (peer QP %u)", h.qpn);
+	ok = !connect_qp(qp, h.qpn, &gid, gidx) && !full_io(sock, &ready, sizeof(ready), 0) &&
+	     !ready;
+	result(ok, "qp_connected (peer QP %u)", h.qpn);
+	return ok ? 0 : -1;
+}
+
+static void client_close(void)
+{
+	if (sock >= 0)
+		close(sock);
+	if (lmr)
+		ibv_dereg_mr(lmr);
+	free(local);
+}
+
+/*
+ * WRITEs stream into the movable MR, 8 outstanding, while the server is
+ * killed: the QP must end in an error completion (rxe gives up
+ * retransmitting), not hang, within 60 s.
+ */
+static void client_kill(void)
+{
+	const size_t len = 64 << 10;
+	unsigned long posted = 0, done = 0, slots = h.len[MR_MOVABLE] / len;
+	struct cmd c = { .op = CMD_DIE };
+	int status = IBV_WC_SUCCESS;
+	struct ibv_wc wc;
+
+	for (; posted < 8; posted++)
+		if (post_rdma(qp, IBV_WR_RDMA_WRITE, (uintptr_t)local, lmr->lkey, len,
+			      h.addr[MR_MOVABLE] + posted % slots * len, h.rkey[MR_MOVABLE]))
+			break;
+	result(posted == 8 && !full_io(sock, &c, sizeof(c), 1),
+	       "stream_started_server_told_to_die");
+	/* Until a completion fails, or none comes for 60 s (-1). */
+	while (status == IBV_WC_SUCCESS) {
+		status = wait_wc(&wc);
+		done++;
+		if (status == IBV_WC_SUCCESS &&
+		    post_rdma(qp, IBV_WR_RDMA_WRITE, (uintptr_t)local, lmr->lkey, len,
+			      h.addr[MR_MOVABLE] + posted % slots * len, h.rkey[MR_MOVABLE]) == 0)
+			posted++;
+	}
+	result(status != IBV_WC_SUCCESS,
+	       "qp_errors_out_after_the_server_died (status %d: %s, after %lu completions)",
+	       status, ibv_wc_status_str(status), done);
+}
+
+/*
+ * make demo-2node: two WRITEs of a line of text into the server's movable
+ * dma-buf MR, the buffer migrated in between; after each, what the server
+ * reads through the exporter's CPU mapping and the exporter's counters.
+ */
+/* One line of the demo's transcript, as a KTAP diagnostic. */
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("    # ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static void client_demo(void)
+{
+	static const char *const lines[] = {
+		"hello from the client machine",
+		"written again after the buffer moved",
+	};
+	struct reply r;
+	unsigned int i;
+	size_t len;
+	int st;
+
+	say("client: the server's MR is a dma-buf MR of %llu bytes (rkey %#x) on its",
+	    (unsigned long long)h.len[MR_MOVABLE], h.rkey[MR_MOVABLE]);
+	say("        exporter's movable buffer, registered through the %s importer",
+	    strcmp(importer, "rust") ? "C" : "Rust");
+	for (i = 0; i < ARRAY_SIZE(lines); i++) {
+		if (i) {
+			st = ask(CMD_MIGRATE_ONCE, MR_MOVABLE, 0, 0, 0, &r);
+			say("server: migrated the buffer to new pages (status %d): the exporter",
+			    st);
+			say("        told rxe (move_notify), which dropped the MR's mapping");
+		}
+		len = strlen(lines[i]) + 1;
+		memcpy(local, lines[i], len);
+		st = rdma(IBV_WR_RDMA_WRITE, MR_MOVABLE, 0, len);
+		say("client: RDMA WRITE \"%s\" -> server: %s", lines[i],
+		    st ? ibv_wc_status_str(st) : "completed");
+		st = st ? st : ask(CMD_SHOW, MR_MOVABLE, 0, len, 0, &r);
+		say("server: its CPU mapping of the buffer reads \"%s\"", st ? "?" : r.text);
+		result(!st && !strcmp(r.text, lines[i]), "write_%u_seen_on_the_server", i + 1);
+		st = ask(CMD_STATS, MR_MOVABLE, 0, 0, 0, &r);
+		say("server: exporter counters: migrations %llu, move_notify %llu, maps %llu",
+		    (unsigned long long)r.v[0], (unsigned long long)r.v[1],
+		    (unsigned long long)r.v[2]);
+		result(!st && r.v[0] == i && r.v[1] >= i && r.v[2] == i + 1,
+		       "counters_after_write_%u", i + 1);
+	}
+	ask(CMD_DONE, 0, 0, 0, 0, &r);
+}
+
+/*
+ * The client's tests. @lossy (on a link that loses and reorders packets):
+ * transfers up to 256 KiB and one pass of the migrating stream in 256 KiB
+ * WRITEs, a few MiB in all; otherwise up to BIG bytes and two passes.
+ */
+static void client(int lossy)
+{
+	size_t sizes[] = { 4096, 65536, 1 << 20, big };
+	struct reply r;
+	unsigned int s, k, seed = 1;
+	int err;
+
+	if (lossy) {
+		sizes[2] = 256 << 10;
+		sizes[3] = 256 << 10;
+	}
 	for (k = 0; k < MR_STREAM; k++)
 		for (s = 0; s < ARRAY_SIZE(sizes); s++)
 			if (sizes[s] <= h.len[k] && (s == 0 || sizes[s] > sizes[s - 1]))
 				transfers(k, sizes[s], seed += 3);
-	write_while_migrating(512 << 10, 2);
+	write_while_migrating(lossy ? 256 << 10 : 512 << 10, lossy ? 1 : 2);
 	err = ask(CMD_MIGRATE_PINNED, MR_PINNED, 0, 0, 0, &r);
 	result(err == EBUSY, "pinned_buffer_refuses_migration (errno %d)", err);
 	transfers(MR_PINNED, 65536, seed += 3);
 	ask(CMD_DONE, 0, 0, 0, 0, &r);
-	close(sock);
-	ibv_dereg_mr(lmr);
-	free(local);
 }
 
 int main(int argc, char **argv)
 {
 	char suite[64];
+	const char *mode;
 	int is_server;
 
 	if (argc < 6)
@@ -563,17 +830,41 @@ int main(int argc, char **argv)
 		big = MAX_BIG;
 	gidx = atoi(argv[3]);
 	importer = argv[4];
-	snprintf(suite, sizeof(suite), "two_node_%s%s", is_server ? "" : "client_", importer);
+	/* The server's mode only names its suite (two_node_bench_server_c). */
+	mode = argc > (is_server ? 6 : 7) ? argv[is_server ? 6 : 7] : "";
+	if (!is_server && *mode)
+		snprintf(suite, sizeof(suite), "two_node_%s_%s", mode, importer);
+	else if (is_server && *mode)
+		snprintf(suite, sizeof(suite), "two_node_%s_server_%s", mode, importer);
+	else
+		snprintf(suite, sizeof(suite), "two_node_%s%s", is_server ? "" : "client_",
+			 importer);
 	ktap_on_term(suite);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	result(!setup_verbs(argv[2]), "open_%s_pd_cq_qp", argv[2]);
-	if (qp && is_server)
+	if (qp && is_server) {
 		server(atoi(argv[5]));
-	else if (qp && argc > 6)
-		client(argv[5], atoi(argv[6]));
+	} else if (qp && argc > 6 && !client_connect(argv[5], atoi(argv[6]))) {
+		if (!*mode || !strcmp(mode, "lossy"))
+			client(*mode != 0);
+		else if (!strcmp(mode, "kill"))
+			client_kill();
+		else if (!strcmp(mode, "demo"))
+			client_demo();
+		else if (!strcmp(mode, "bench"))
+			client_bench();
+		else
+			result(0, "mode %s is one of lossy, kill, demo, bench", mode);
+	}
 	if (is_server)
 		server_teardown();
-	verbs_close(qp, NULL, cq, pd, ctx);
+	else
+		client_close();
+	verbs_close(qp, NULL, cq, pd, NULL);
+	if (channel)
+		ibv_destroy_comp_channel(channel);
+	if (ctx)
+		ibv_close_device(ctx);
 	if (expdev >= 0)
 		close(expdev);
 	return ktap_report(suite);
