@@ -1,34 +1,81 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Round trip for developing the kernel patches in the cached source tree.
-#   kpatch.sh checkout   reset the cached tree to pristine + patches/ (commits)
-#   kpatch.sh export     write the commits above "pristine" back to patches/
-#   kpatch.sh check      checkpatch --strict every patch in patches/
+#   kpatch.sh checkout    reset the cached tree to pristine + patches/ (commits)
+#   kpatch.sh export      write the commits above "pristine" back to patches/
+#                         (0000-cover-letter.patch, written by hand, is kept)
+#   kpatch.sh check       checkpatch --strict every patch in patches/; the
+#                         cover letter must count the patches it covers
+#   kpatch.sh build-each  build the test kernel after each patch in turn, in
+#                         a separate tree and build directory of the cache
+#                         (the first build is a full one: 15 to 25 minutes)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 PDIR=$ROOT/patches/linux-6.12
+COVER=$PDIR/0000-cover-letter.patch
 
 case "${1:-}" in
 checkout)
 	"$ROOT/scripts/kernel.sh" --prepare-only
-	say "cached tree $KSRC is at pristine + $(ls "$PDIR" | wc -l) patches; commit there, then: $0 export"
+	say "cached tree $KSRC is at pristine + $(series_patches | wc -l) patches; commit there, then: $0 export"
 	;;
 export)
-	rm -f "$PDIR"/*.patch
+	series_patches | xargs -r rm -f
 	git -C "$KSRC" format-patch -q --no-signature --zero-commit -N -o "$PDIR" pristine..HEAD
 	ls "$PDIR"
 	;;
 check)
 	[ -x "$KSRC/scripts/checkpatch.pl" ] || "$ROOT/scripts/kernel.sh" --prepare-only
 	rc=0
-	for p in "$PDIR"/*.patch; do
+	for p in $(series_patches); do
 		"$KSRC/scripts/checkpatch.pl" --strict -q --no-tree \
 			--ignore FILE_PATH_CHANGES "$p" || rc=1
 	done
+	n=$(series_patches | wc -l)
+	if ! grep -q "^Subject: \[RFC PATCH 0/$n\]" "$COVER"; then
+		echo "$COVER: its Subject must read [RFC PATCH 0/$n] (the series has $n patches)" >&2
+		rc=1
+	fi
+	exit $rc
+	;;
+build-each)
+	# The test kernel's configuration: it builds the most (KUnit, Rust, rxe
+	# and the hardware drivers with dma-buf MRs).
+	UMEM_KERNEL=test "$ROOT/scripts/kernel.sh" >/dev/null
+	cfg=$UMEM_CACHE/config-test/.config
+	wt=$UMEM_CACHE/series-src
+	out=$UMEM_CACHE/build-series
+	if [ ! -d "$wt" ]; then
+		say "a second tree for the series: $wt (a git worktree of $KSRC)"
+		git_tree "$KSRC" worktree prune
+		git_tree "$KSRC" worktree add -q --detach "$wt" pristine
+	fi
+	say "applying the series in $wt"
+	git_apply_series "$wt" "$PDIR"
+	mapfile -t commits < <(git_tree "$wt" rev-list --reverse pristine..HEAD)
+	mkdir -p "$out"
+	cmp -s "$cfg" "$out/.config" || cp "$cfg" "$out/.config"
+	rc=0
+	for i in "${!commits[@]}"; do
+		c=${commits[$i]}
+		subject=$(git_tree "$wt" log -1 --format=%s "$c")
+		git_tree "$wt" checkout -q --detach "$c"
+		log=$LOGDIR/build-each-$((i + 1)).log
+		say "patch $((i + 1))/${#commits[@]}: $subject (log: $log)"
+		if PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-test \
+			run_with_progress "build after patch $((i + 1))" "$log" "$out" \
+			make -C "$wt" O="$out" LLVM=1 -j"$(nproc)"; then
+			echo "ok $((i + 1)) $subject"
+		else
+			echo "not ok $((i + 1)) $subject"
+			rc=1
+		fi
+	done
+	git_tree "$wt" checkout -q --detach "${commits[-1]}"
 	exit $rc
 	;;
 *)
-	sed -n '3,6p' "$0"
+	sed -n '3,11p' "$0"
 	exit 2
 	;;
 esac

@@ -63,14 +63,26 @@ kernel_key() {
 	{
 		echo "recipe 2 $UMEM_KERNEL"
 		kernel_pkg_version
-		cat "$ROOT"/patches/linux-6.12/*.patch 2>/dev/null
+		series_patches | xargs -r cat
 		cat "${KFRAGMENTS[@]}"
 	} | sha256sum | cut -c1-16
 }
 
+# The patches of the kernel series in order, without the cover letter
+# (0000-cover-letter.patch: text only, so editing it rebuilds nothing).
+series_patches() {
+	local p
+	for p in "$ROOT"/patches/linux-6.12/*.patch; do
+		case "$p" in
+		*/0000-*) ;;
+		*) [ -e "$p" ] && echo "$p" ;;
+		esac
+	done
+}
+
 # The series alone (scripts/kernel.sh re-applies it only when this changes).
 series_key() {
-	cat "$ROOT"/patches/linux-6.12/*.patch 2>/dev/null | sha256sum | cut -c1-16
+	series_patches | xargs -r cat | sha256sum | cut -c1-16
 }
 
 # The kernel and rdma-core trees are git repositories whose first commit
@@ -101,6 +113,8 @@ git_apply_series() {
 	git_tree "$1" checkout -q --detach pristine
 	git_tree "$1" reset -q --hard pristine
 	for p in "$2"/*.patch; do
+		# A cover letter (0000-*) has no diff.
+		case "$p" in */0000-*) continue ;; esac
 		[ -e "$p" ] || continue
 		if ! git_tree "$1" am -q --keep-cr "$p" >"$LOGDIR/patch.log" 2>&1; then
 			cat "$LOGDIR/patch.log" >&2
