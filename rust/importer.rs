@@ -15,7 +15,6 @@ use crate::abs::shim;
 use crate::abs::umem::{
     OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked, UmemRequest,
 };
-use kernel::bindings;
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 
@@ -29,16 +28,6 @@ const fn align_down(x: u64) -> u64 {
 /// `ALIGN(x, PAGE_SIZE)`, wrapping like C's unsigned arithmetic.
 const fn align_up(x: u64) -> u64 {
     x.wrapping_add(PAGE - 1) & !(PAGE - 1)
-}
-
-/// `ib_access_writable()`: access flags that let the MR's memory be written.
-fn access_writable(access: i32) -> bool {
-    let writable = bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE
-        | bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE
-        | bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC
-        | bindings::ib_access_flags_IB_ACCESS_MW_BIND;
-    // CAST: the flags are a bit mask; C compares the same bits of the `int`.
-    (access as u32) & writable != 0
 }
 
 /// `ib_umem_num_pages()` of a new umem: `iova` is still 0 when the C code
@@ -167,15 +156,7 @@ impl UmemImpl for RustImporter {
         // dma_buf_dynamic_attach() refuses a NULL device with -EINVAL (and a
         // WARN); refuse it before calling.
         let dev = dma_device.ok_or(EINVAL)?;
-        OwnedUmem::new(
-            device,
-            offset,
-            size,
-            access_writable(access),
-            dmabuf,
-            dev,
-            ops,
-        )
+        OwnedUmem::new(device, offset, size, access.writable(), dmabuf, dev, ops)
     }
 
     #[inline]

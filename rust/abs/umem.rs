@@ -618,6 +618,31 @@ impl Drop for OwnedUmem {
     }
 }
 
+/// The MR access flags a driver passes (`enum ib_access_flags` bits in an
+/// `int`, unchecked: C passes them on as they come).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Access(i32);
+
+impl Access {
+    /// The flags as C passed them.
+    #[inline]
+    pub(crate) const fn from_c(raw: i32) -> Self {
+        Self(raw)
+    }
+
+    /// `ib_access_writable()`: whether the flags let the MR's memory be
+    /// written (local or remote write, remote atomic, memory-window bind).
+    #[inline]
+    pub(crate) fn writable(self) -> bool {
+        let writable = bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE
+            | bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE
+            | bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC
+            | bindings::ib_access_flags_IB_ACCESS_MW_BIND;
+        // CAST: the flags are a bit mask; C tests the same bits of the `int`.
+        (self.0 as u32) & writable != 0
+    }
+}
+
 /// The arguments every `ib_umem_dmabuf_get*()` takes: the byte range of the
 /// buffer (`offset`, `size`), its file descriptor and the MR access flags.
 #[derive(Clone, Copy, Debug)]
@@ -625,7 +650,7 @@ pub(crate) struct UmemRequest {
     pub(crate) offset: usize,
     pub(crate) size: usize,
     pub(crate) fd: i32,
-    pub(crate) access: i32,
+    pub(crate) access: Access,
 }
 
 /// An implementation of the `ib_umem_dmabuf_*` entry points in safe Rust.
@@ -743,7 +768,12 @@ macro_rules! umem_importer_ffi {
                 // SAFETY: a driver's attach ops for ib_umem_dmabuf_get() expect
                 // the umem as `importer_priv` (the function's contract).
                 let ops = ops.map(|ops| unsafe { UmemAttachOps::foreign(ops) });
-                let req = UmemRequest { offset, size, fd, access };
+                let req = UmemRequest {
+                    offset,
+                    size,
+                    fd,
+                    access: $crate::abs::umem::Access::from_c(access),
+                };
                 umem_result(<$t>::get(device, dma_device, req, ops))
             }
 
@@ -764,7 +794,12 @@ macro_rules! umem_importer_ffi {
                 umem_result(<$t>::get_pinned(
                     device,
                     dma_device,
-                    UmemRequest { offset, size, fd, access },
+                    UmemRequest {
+                        offset,
+                        size,
+                        fd,
+                        access: $crate::abs::umem::Access::from_c(access),
+                    },
                 ))
             }
 
@@ -781,7 +816,12 @@ macro_rules! umem_importer_ffi {
                 let device = unsafe { IbDevice::from_raw(device) };
                 umem_result(<$t>::get_pinned_revocable_and_lock(
                     device,
-                    UmemRequest { offset, size, fd, access },
+                    UmemRequest {
+                        offset,
+                        size,
+                        fd,
+                        access: $crate::abs::umem::Access::from_c(access),
+                    },
                 ))
             }
 
