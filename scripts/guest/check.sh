@@ -10,7 +10,7 @@
 # The Rust run saves its outcomes, the C run must reproduce them.
 SEED=${UMEM_FUZZ_SEED:-20261130}
 OPS=${UMEM_FUZZ_OPS:-20000}
-STORM=${UMEM_STORM_SECS:-15}
+STORM=${UMEM_STORM_SECS:-10}
 reliability() {
 	local imp=$1 mode=$2 fuzz="rxe_dmabuf_fuzz rxe0 $GIDX"
 	step "fault_injection_uverbs_$imp" ktap_run "fault_injection_uverbs+$imp" \

@@ -11,7 +11,8 @@
 #   rdma_core_udmabuf_<importer>   the DmaBuf tests on udmabuf buffers
 #   rdma_core_migrate_<importer>   the DmaBuf tests on exporter buffers while
 #                                  exp_migrate moves every buffer the tests
-#                                  hold, every 20 ms
+#                                  hold, every 50 ms (20 ms until session 6:
+#                                  make check's time budget)
 # CPU access through a udmabuf mapping faults page by page, which the test
 # kernel's KASAN makes slow (test_dmabuf_read and _write took 72 and 78 s
 # each), so on udmabuf those two are left out; they run on exporter buffers
@@ -46,7 +47,7 @@ migrating() {
 	local pid mpid rc mrc
 	rdma_core "$@" &
 	pid=$!
-	exp_migrate $pid 20 1 &
+	exp_migrate $pid 50 1 &
 	mpid=$!
 	wait $pid
 	rc=$?
