@@ -10,7 +10,8 @@
 # TCG (KASAN, lockdep); the devices use MSI-X anyway. slab_nomerge: fault
 # injection flags slab caches one by one (guest/init), which merged caches
 # refuse. UMEM_QEMU_ARGS adds QEMU arguments (scripts/two_node.sh: a second
-# NIC on a link to another guest).
+# NIC on a link to another guest). UMEM_SMP sets the guest's vCPUs (default
+# 2).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -33,7 +34,7 @@ fi
 say "booting $(kernel_pkg_version) under QEMU (${accel[1]}), job '$job' (serial log: $log)"
 start=$SECONDS
 rc=0
-timeout -k 10 "$timeout" qemu-system-x86_64 "${accel[@]}" -smp 2 -m 2G \
+timeout -k 10 "$timeout" qemu-system-x86_64 "${accel[@]}" -smp "${UMEM_SMP:-2}" -m 2G \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 ${UMEM_QEMU_ARGS:-} \
 	-kernel "$KOUT/arch/x86/boot/bzImage" -initrd "$initrd" \
