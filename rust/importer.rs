@@ -13,7 +13,7 @@ use crate::abs::dma_buf::{Attachment, DmaBuf, Importer};
 use crate::abs::dma_resv::ResvLocked;
 use crate::abs::shim;
 use crate::abs::umem::{
-    OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked, UmemRequest,
+    Entry, OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked, UmemRequest,
 };
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
@@ -128,6 +128,11 @@ fn get_pinned_and_lock(
 }
 
 impl UmemImpl for RustImporter {
+    #[inline]
+    fn entered(entry: Entry) {
+        crate::count(entry);
+    }
+
     #[inline]
     fn get(
         device: &IbDevice,

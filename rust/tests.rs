@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! KUnit test bodies for the abstraction layer (suite `umem_dmabuf_rs_abs`).
+//! KUnit suite `umem_dmabuf_rs_abs`: tests of the abstraction layer.
 
 use crate::abs::dma_resv::OwnedResv;
 use crate::abs::kunit::Test;
 use crate::abs::scatterlist::{OwnedSgTable, SgTable};
-use crate::{check, check_eq, kunit_case};
+use crate::{check, check_eq, kunit_suite};
 use kernel::prelude::*;
 
 const PAGE: u64 = 4096;
@@ -58,7 +58,6 @@ fn resv_guard_locks(t: &Test) {
     }
     check!(t, !resv.is_locked());
 }
-kunit_case!(umem_rs_test_resv_guard_locks, resv_guard_locks);
 
 fn resv_guard_identity(t: &Test) {
     let (a, b) = match (
@@ -75,7 +74,6 @@ fn resv_guard_identity(t: &Test) {
     drop(guard);
     check!(t, !a.is_locked());
 }
-kunit_case!(umem_rs_test_resv_guard_identity, resv_guard_identity);
 
 fn resv_wait_no_fences(t: &Test) {
     let resv = match KBox::pin_init(OwnedResv::new(), GFP_KERNEL) {
@@ -86,7 +84,6 @@ fn resv_wait_no_fences(t: &Test) {
     // No fences: the wait returns at once with success, not -ETIMEDOUT.
     check!(t, guard.wait_kernel_fences().is_ok());
 }
-kunit_case!(umem_rs_test_resv_wait_no_fences, resv_wait_no_fences);
 
 fn sg_view_entries(t: &Test) {
     let Some(tbl) = table(t, 0x1_0000_0000, PAGE, &[4096, 8192, 65536]) else {
@@ -104,7 +101,6 @@ fn sg_view_entries(t: &Test) {
         ][..]
     );
 }
-kunit_case!(umem_rs_test_sg_view_entries, sg_view_entries);
 
 fn window_inside_one(t: &Test) {
     let Some(tbl) = table(t, 0x10_0000, 0, &[16 * 4096]) else {
@@ -122,7 +118,6 @@ fn window_inside_one(t: &Test) {
     );
     check!(t, w.restore(&tbl).is_ok());
 }
-kunit_case!(umem_rs_test_window_inside_one, window_inside_one);
 
 fn window_spanning(t: &Test) {
     // Four 2-page entries, discontiguous in bus space.
@@ -140,7 +135,6 @@ fn window_spanning(t: &Test) {
     check_eq!(t, v.get(3), Some(&(0x20_0000 + 54 * PAGE, 4096)));
     check!(t, w.restore(&tbl).is_ok());
 }
-kunit_case!(umem_rs_test_window_spanning, window_spanning);
 
 fn window_boundaries(t: &Test) {
     let Some(tbl) = table(t, 0x40_0000, 0, &[4096, 8192, 4096, 16384]) else {
@@ -163,7 +157,6 @@ fn window_boundaries(t: &Test) {
     check_eq!(t, entries(&tbl).get(3), Some(&(0x40_0000 + 7 * PAGE, 4096)));
     check!(t, w.restore(&tbl).is_ok());
 }
-kunit_case!(umem_rs_test_window_boundaries, window_boundaries);
 
 fn window_restore(t: &Test) {
     let lens = [4096, 3 * 4096, 4096, 65536, 8192];
@@ -191,4 +184,17 @@ fn window_restore(t: &Test) {
     let w = tbl.trim(PAGE, 2 * PAGE);
     check_eq!(t, w.restore(&other), Err(EINVAL));
 }
-kunit_case!(umem_rs_test_window_restore, window_restore);
+
+kunit_suite!(
+    "umem_dmabuf_rs_abs",
+    [
+        resv_guard_locks,
+        resv_guard_identity,
+        resv_wait_no_fences,
+        sg_view_entries,
+        window_inside_one,
+        window_spanning,
+        window_boundaries,
+        window_restore,
+    ]
+);

@@ -3,11 +3,12 @@
 //! Rust implementation of the RDMA `ib_umem` dma-buf importer.
 //!
 //! Layers, with dependencies pointing down only:
-//! - [`tests`]: KUnit test bodies called from the C suite tables.
+//! - this file: the module, its ops table ([`umem_rs_ops`]), its registration
+//!   with ib_core and the call counters behind `<debugfs>/umem_dmabuf_rs/calls`.
+//! - [`tests`]: the KUnit suite of the abstraction layer, built in Rust.
 //! - [`importer`]: the importer logic, with exact C parity and no `unsafe`.
-//! - the `extern "C"` entry points ib_core calls, generated below by
-//!   [`umem_importer_ffi!`] from the abstraction layer.
-//! - [`abs`]: safe abstractions over the C objects; all `unsafe` lives there.
+//! - [`abs`]: safe abstractions over the C objects; all `unsafe` lives there,
+//!   including the trampolines of the ops table.
 
 // The abstraction layer is a library shared with the exporter sample
 // (samples/dmabuf_exporter includes it by path). What only one of the two
@@ -17,8 +18,8 @@ mod abs;
 mod importer;
 mod tests;
 
-umem_importer_ffi!(importer::RustImporter);
-
+use abs::umem::{Entry, Registration, UmemOps};
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 
 module! {
@@ -29,13 +30,55 @@ module! {
     license: "GPL",
 }
 
-struct UmemDmabufRs;
+/// The Rust importer's `struct ib_umem_dmabuf_ops`, owned by this module. The
+/// C KUnit suites (rust/kunit/) call it directly, register and unregister it,
+/// by this name.
+#[no_mangle]
+#[allow(non_upper_case_globals)]
+static umem_rs_ops: UmemOps = umem_ops!(importer::RustImporter);
+
+/// Calls of each entry point since the module was loaded (index: [`Entry`]).
+static CALLS: [AtomicU64; Entry::ALL.len()] = [const { AtomicU64::new(0) }; Entry::ALL.len()];
+
+/// Counts one call of `entry` ([`abs::umem::UmemImpl::entered`]).
+pub(crate) fn count(entry: Entry) {
+    CALLS[entry as usize].fetch_add(1, Ordering::Relaxed);
+}
+
+/// Calls of the entry point with index `entry`, 0 past the last (for the C
+/// shim's debugfs file and the C KUnit suites).
+#[no_mangle]
+extern "C" fn umem_rs_calls(entry: u32) -> u64 {
+    CALLS
+        .get(entry as usize)
+        .map_or(0, |c| c.load(Ordering::Relaxed))
+}
+
+/// The name of the entry point with index `entry`; null past the last.
+#[no_mangle]
+extern "C" fn umem_rs_entry_name(entry: u32) -> *const kernel::ffi::c_char {
+    Entry::ALL
+        .get(entry as usize)
+        .map_or(core::ptr::null(), |e| e.name().as_char_ptr())
+}
+
+struct UmemDmabufRs {
+    /// `None` when loaded with `register=0`; dropped (unregistered) at unload.
+    _registration: Option<Registration>,
+}
 
 impl kernel::Module for UmemDmabufRs {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        abs::shim::init()?;
+        let registration = if abs::shim::register_at_load() {
+            Some(Registration::new(&umem_rs_ops)?)
+        } else {
+            None
+        };
+        abs::shim::init();
         pr_info!("loaded\n");
-        Ok(UmemDmabufRs)
+        Ok(UmemDmabufRs {
+            _registration: registration,
+        })
     }
 }
 

@@ -4,30 +4,36 @@
 //!
 //! C header: [`include/umem_dmabuf_rs.h`](../../include/umem_dmabuf_rs.h)
 
-use kernel::error::to_result;
-use kernel::prelude::*;
-
 use super::device::IbDevice;
 
 // `struct ib_device` embeds empty arch structs, which rustc flags as not
 // FFI-safe; only pointers to it cross the boundary.
 #[allow(improper_ctypes)]
 extern "C" {
-    fn umem_shim_init() -> kernel::ffi::c_int;
+    fn umem_shim_init();
     fn umem_shim_exit();
+    fn umem_shim_is_registered() -> bool;
     fn umem_shim_warn_pinned_move(device: *mut kernel::bindings::ib_device);
 }
 
-/// Runs the C part of module initialisation.
-pub(crate) fn init() -> Result {
+/// Whether the module parameter `register` asks for the importer to be
+/// registered with ib_core at load (default: yes).
+pub(crate) fn register_at_load() -> bool {
+    // SAFETY: reads a module parameter; no preconditions.
+    unsafe { umem_shim_is_registered() }
+}
+
+/// Runs the C part of module initialisation (debugfs; the `provoke_warning`
+/// parameter).
+pub(crate) fn init() {
     // SAFETY: `umem_shim_init` has no preconditions; it is called once from module init.
-    to_result(unsafe { umem_shim_init() })
+    unsafe { umem_shim_init() }
 }
 
 /// Undoes [`init`].
 pub(crate) fn exit() {
     // SAFETY: `umem_shim_exit` has no preconditions; it is called once from module exit,
-    // after a successful `init`.
+    // after `init`.
     unsafe { umem_shim_exit() }
 }
 

@@ -18,7 +18,7 @@ use super::dma_buf::{
 use super::dma_resv::{DmaResv, ResvGuard, ResvLocked};
 use super::scatterlist::{DmaWindow, WindowParts};
 use core::ptr::{self, NonNull};
-use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::bindings;
 use kernel::prelude::*;
 use kernel::types::{ARef, Opaque};
@@ -653,11 +653,76 @@ pub(crate) struct UmemRequest {
     pub(crate) access: Access,
 }
 
+impl UmemRequest {
+    /// The arguments as C passes them.
+    #[inline]
+    fn new(offset: kernel::ffi::c_ulong, size: usize, fd: i32, access: i32) -> Self {
+        Self {
+            offset,
+            size,
+            fd,
+            access: Access::from_c(access),
+        }
+    }
+}
+
+/// The entry points of `struct ib_umem_dmabuf_ops`, in its order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Entry {
+    Get = 0,
+    GetPinned,
+    GetPinnedRevocable,
+    SetRevokeLocked,
+    MapPages,
+    UnmapPages,
+    RevokeLock,
+    RevokeUnlock,
+    Revoke,
+    Release,
+}
+
+impl Entry {
+    /// Every entry point, in table order (`ALL[e as usize] == e`).
+    pub(crate) const ALL: [Entry; 10] = [
+        Entry::Get,
+        Entry::GetPinned,
+        Entry::GetPinnedRevocable,
+        Entry::SetRevokeLocked,
+        Entry::MapPages,
+        Entry::UnmapPages,
+        Entry::RevokeLock,
+        Entry::RevokeUnlock,
+        Entry::Revoke,
+        Entry::Release,
+    ];
+
+    /// The name of the `struct ib_umem_dmabuf_ops` member.
+    pub(crate) const fn name(self) -> &'static kernel::str::CStr {
+        match self {
+            Entry::Get => kernel::c_str!("get"),
+            Entry::GetPinned => kernel::c_str!("get_pinned"),
+            Entry::GetPinnedRevocable => kernel::c_str!("get_pinned_revocable_and_lock"),
+            Entry::SetRevokeLocked => kernel::c_str!("set_revoke_locked"),
+            Entry::MapPages => kernel::c_str!("map_pages"),
+            Entry::UnmapPages => kernel::c_str!("unmap_pages"),
+            Entry::RevokeLock => kernel::c_str!("revoke_lock"),
+            Entry::RevokeUnlock => kernel::c_str!("revoke_unlock"),
+            Entry::Revoke => kernel::c_str!("revoke"),
+            Entry::Release => kernel::c_str!("release"),
+        }
+    }
+}
+
 /// An implementation of the `ib_umem_dmabuf_*` entry points in safe Rust.
 ///
 /// `revoke_lock`/`revoke_unlock` have no logic beyond taking and releasing
-/// the buffer's reservation lock and are provided by [`umem_importer_ffi!`].
+/// the buffer's reservation lock and are provided by [`UmemOps`].
 pub(crate) trait UmemImpl {
+    /// Called first on every call from ib_core, with the entry point reached
+    /// (for instance, to count calls). Does nothing unless implemented.
+    #[inline]
+    fn entered(_entry: Entry) {}
     /// `ib_umem_dmabuf_get_with_dma_device()`.
     fn get(
         device: &IbDevice,
@@ -686,223 +751,270 @@ pub(crate) trait UmemImpl {
     fn release(umem: OwnedUmem);
 }
 
-/// The entry points, in `struct ib_umem_dmabuf_ops` order; the index of each
-/// call counter.
-#[derive(Clone, Copy)]
-#[repr(u32)]
-pub(crate) enum Entry {
-    Get = 0,
-    GetPinned,
-    GetPinnedRevocable,
-    SetRevokeLocked,
-    MapPages,
-    UnmapPages,
-    RevokeLock,
-    RevokeUnlock,
-    Revoke,
-    Release,
-}
-
-const ENTRIES: usize = 10;
-
-/// Calls of each entry point since the module was loaded.
-static CALLS: [AtomicU64; ENTRIES] = [const { AtomicU64::new(0) }; ENTRIES];
-
-/// Counts one call of `entry`.
-pub(crate) fn count(entry: Entry) {
-    CALLS[entry as usize].fetch_add(1, Ordering::Relaxed);
-}
-
-/// Calls of the entry point with index `entry` (for the C shim's debugfs file).
-#[no_mangle]
-extern "C" fn umem_rs_calls(entry: u32) -> u64 {
-    CALLS
-        .get(entry as usize)
-        .map_or(0, |c| c.load(Ordering::Relaxed))
-}
-
 /// Converts a creation result for C.
-pub(crate) fn umem_result(r: Result<OwnedUmem>) -> *mut bindings::ib_umem_dmabuf {
+fn umem_result(r: Result<OwnedUmem>) -> *mut bindings::ib_umem_dmabuf {
     match r {
         Ok(umem) => umem.into_raw(),
         Err(e) => e.to_ptr(),
     }
 }
 
-/// Generates the `extern "C"` functions named in `struct ib_umem_dmabuf_ops`
-/// of the C shim (`umem_rs_get`, ...), each converting its arguments to the
-/// safe types and calling the [`UmemImpl`] `$t`.
-#[macro_export]
-macro_rules! umem_importer_ffi {
-    ($t:ty) => {
-        const _: () = {
-            use kernel::bindings;
-            use kernel::ffi::{c_int, c_ulong, c_void};
-            use $crate::abs::device::{Device, IbDevice};
-            use $crate::abs::dma_buf::AttachOps;
-            use $crate::abs::umem::{
-                count, umem_result, Entry, OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf,
-                UmemImpl, UmemRequest,
-            };
+/// The `struct ib_umem_dmabuf_ops` whose callbacks call the [`UmemImpl`] `T`,
+/// converting the C arguments into the safe types.
+struct Trampolines<T: UmemImpl>(core::marker::PhantomData<T>);
 
-            #[no_mangle]
-            extern "C" fn umem_rs_get(
-                device: *mut bindings::ib_device,
-                dma_device: *mut bindings::device,
-                offset: c_ulong,
-                size: usize,
-                fd: c_int,
-                access: c_int,
-                ops: *const bindings::dma_buf_attach_ops,
-            ) -> *mut bindings::ib_umem_dmabuf {
-                count(Entry::Get);
-                // SAFETY: ib_core passes a live ib_device, a live or null DMA device
-                // and a null or static attach-ops table (the driver's contract).
-                let (device, dma_device, ops) = unsafe {
-                    (
-                        IbDevice::from_raw(device),
-                        Device::from_raw(dma_device),
-                        AttachOps::from_raw(ops),
-                    )
-                };
-                // SAFETY: a driver's attach ops for ib_umem_dmabuf_get() expect
-                // the umem as `importer_priv` (the function's contract).
-                let ops = ops.map(|ops| unsafe { UmemAttachOps::foreign(ops) });
-                let req = UmemRequest {
-                    offset,
-                    size,
-                    fd,
-                    access: $crate::abs::umem::Access::from_c(access),
-                };
-                umem_result(<$t>::get(device, dma_device, req, ops))
-            }
-
-            #[no_mangle]
-            extern "C" fn umem_rs_get_pinned(
-                device: *mut bindings::ib_device,
-                dma_device: *mut bindings::device,
-                offset: c_ulong,
-                size: usize,
-                fd: c_int,
-                access: c_int,
-            ) -> *mut bindings::ib_umem_dmabuf {
-                count(Entry::GetPinned);
-                let (device, dma_device) =
-                    // SAFETY: ib_core passes a live ib_device and a live or null
-                    // DMA device.
-                    unsafe { (IbDevice::from_raw(device), Device::from_raw(dma_device)) };
-                umem_result(<$t>::get_pinned(
-                    device,
-                    dma_device,
-                    UmemRequest {
-                        offset,
-                        size,
-                        fd,
-                        access: $crate::abs::umem::Access::from_c(access),
-                    },
-                ))
-            }
-
-            #[no_mangle]
-            extern "C" fn umem_rs_get_pinned_revocable_and_lock(
-                device: *mut bindings::ib_device,
-                offset: c_ulong,
-                size: usize,
-                fd: c_int,
-                access: c_int,
-            ) -> *mut bindings::ib_umem_dmabuf {
-                count(Entry::GetPinnedRevocable);
-                // SAFETY: ib_core passes a live ib_device.
-                let device = unsafe { IbDevice::from_raw(device) };
-                umem_result(<$t>::get_pinned_revocable_and_lock(
-                    device,
-                    UmemRequest {
-                        offset,
-                        size,
-                        fd,
-                        access: $crate::abs::umem::Access::from_c(access),
-                    },
-                ))
-            }
-
-            #[no_mangle]
-            extern "C" fn umem_rs_set_revoke_locked(
-                umem: *mut bindings::ib_umem_dmabuf,
-                revoke: Option<unsafe extern "C" fn(*mut c_void)>,
-                data: *mut c_void,
-            ) {
-                count(Entry::SetRevokeLocked);
-                // SAFETY: the umem was created by this implementation (ib_core
-                // dispatches on its creator) and is live; the driver's callback may
-                // be called with `data` while the umem lives (API contract).
-                let (umem, cb) = unsafe {
-                    (
-                        UmemDmabuf::from_raw(umem),
-                        RevokeCallback::new(revoke, data),
-                    )
-                };
-                // SAFETY: the API is called with the reservation lock held.
-                let _ = unsafe { umem.with_assumed_lock(|umem| <$t>::set_revoke_locked(umem, cb)) };
-            }
-
-            #[no_mangle]
-            extern "C" fn umem_rs_map_pages(umem: *mut bindings::ib_umem_dmabuf) -> c_int {
-                count(Entry::MapPages);
-                // SAFETY: created by this implementation and live.
-                let umem = unsafe { UmemDmabuf::from_raw(umem) };
-                // SAFETY: the API is called with the reservation lock held.
-                match unsafe { umem.with_assumed_lock(|umem| <$t>::map_pages(umem)) } {
-                    Ok(Ok(())) => 0,
-                    Ok(Err(e)) | Err(e) => e.to_errno(),
-                }
-            }
-
-            #[no_mangle]
-            extern "C" fn umem_rs_unmap_pages(umem: *mut bindings::ib_umem_dmabuf) {
-                count(Entry::UnmapPages);
-                // SAFETY: created by this implementation and live.
-                let umem = unsafe { UmemDmabuf::from_raw(umem) };
-                // SAFETY: the API is called with the reservation lock held.
-                let _ = unsafe { umem.with_assumed_lock(|umem| <$t>::unmap_pages(umem)) };
-            }
-
-            #[no_mangle]
-            extern "C" fn umem_rs_revoke_lock(umem: *mut bindings::ib_umem_dmabuf) {
-                count(Entry::RevokeLock);
-                // SAFETY: created by this implementation and live.
-                let umem = unsafe { UmemDmabuf::from_raw(umem) };
-                if let Ok(guard) = umem.lock() {
-                    // The caller releases it with `ib_umem_dmabuf_revoke_unlock()`.
-                    guard.leak();
-                }
-            }
-
-            #[no_mangle]
-            extern "C" fn umem_rs_revoke_unlock(umem: *mut bindings::ib_umem_dmabuf) {
-                count(Entry::RevokeUnlock);
-                // SAFETY: created by this implementation and live.
-                let umem = unsafe { UmemDmabuf::from_raw(umem) };
-                if let Ok(resv) = umem.resv() {
-                    // SAFETY: the caller holds the lock, taken by
-                    // `ib_umem_dmabuf_revoke_lock()` (API contract), and no Rust
-                    // proof for it is alive.
-                    unsafe { resv.unlock_leaked() };
-                }
-            }
-
-            #[no_mangle]
-            extern "C" fn umem_rs_revoke(umem: *mut bindings::ib_umem_dmabuf) {
-                count(Entry::Revoke);
-                // SAFETY: created by this implementation and live.
-                <$t>::revoke(unsafe { UmemDmabuf::from_raw(umem) })
-            }
-
-            #[no_mangle]
-            extern "C" fn umem_rs_release(umem: *mut bindings::ib_umem_dmabuf) {
-                count(Entry::Release);
-                // SAFETY: created by this implementation; the caller gives it up.
-                <$t>::release(unsafe { OwnedUmem::from_raw(umem) })
-            }
+impl<T: UmemImpl> Trampolines<T> {
+    /// # Safety
+    ///
+    /// `device` is a live ib_device, `dma_device` a live device or null, `ops`
+    /// null or a static table whose callbacks expect the umem as
+    /// `importer_priv` (the contract of `ib_umem_dmabuf_get()`).
+    unsafe extern "C" fn get(
+        device: *mut bindings::ib_device,
+        dma_device: *mut bindings::device,
+        offset: kernel::ffi::c_ulong,
+        size: usize,
+        fd: kernel::ffi::c_int,
+        access: kernel::ffi::c_int,
+        ops: *const bindings::dma_buf_attach_ops,
+    ) -> *mut bindings::ib_umem_dmabuf {
+        T::entered(Entry::Get);
+        // SAFETY: see the function's contract.
+        let (device, dma_device, ops) = unsafe {
+            (
+                IbDevice::from_raw(device),
+                Device::from_raw(dma_device),
+                AttachOps::from_raw(ops),
+            )
         };
+        // SAFETY: the driver's ops expect the umem as `importer_priv`.
+        let ops = ops.map(|ops| unsafe { UmemAttachOps::foreign(ops) });
+        let req = UmemRequest::new(offset, size, fd, access);
+        umem_result(T::get(device, dma_device, req, ops))
+    }
+
+    /// # Safety
+    ///
+    /// `device` is a live ib_device, `dma_device` a live device or null.
+    unsafe extern "C" fn get_pinned(
+        device: *mut bindings::ib_device,
+        dma_device: *mut bindings::device,
+        offset: kernel::ffi::c_ulong,
+        size: usize,
+        fd: kernel::ffi::c_int,
+        access: kernel::ffi::c_int,
+    ) -> *mut bindings::ib_umem_dmabuf {
+        T::entered(Entry::GetPinned);
+        // SAFETY: see the function's contract.
+        let (device, dma_device) =
+            unsafe { (IbDevice::from_raw(device), Device::from_raw(dma_device)) };
+        let req = UmemRequest::new(offset, size, fd, access);
+        umem_result(T::get_pinned(device, dma_device, req))
+    }
+
+    /// # Safety
+    ///
+    /// `device` is a live ib_device.
+    unsafe extern "C" fn get_pinned_revocable_and_lock(
+        device: *mut bindings::ib_device,
+        offset: kernel::ffi::c_ulong,
+        size: usize,
+        fd: kernel::ffi::c_int,
+        access: kernel::ffi::c_int,
+    ) -> *mut bindings::ib_umem_dmabuf {
+        T::entered(Entry::GetPinnedRevocable);
+        // SAFETY: see the function's contract.
+        let device = unsafe { IbDevice::from_raw(device) };
+        let req = UmemRequest::new(offset, size, fd, access);
+        umem_result(T::get_pinned_revocable_and_lock(device, req))
+    }
+
+    /// # Safety
+    ///
+    /// `umem` was created by `T` (ib_core dispatches on the creator), is live
+    /// and its reservation lock is held; `revoke` may be called with `data`
+    /// while the umem lives.
+    unsafe extern "C" fn set_revoke_locked(
+        umem: *mut bindings::ib_umem_dmabuf,
+        revoke: Option<unsafe extern "C" fn(*mut kernel::ffi::c_void)>,
+        data: *mut kernel::ffi::c_void,
+    ) {
+        T::entered(Entry::SetRevokeLocked);
+        // SAFETY: see the function's contract.
+        let (umem, cb) = unsafe {
+            (
+                UmemDmabuf::from_raw(umem),
+                RevokeCallback::new(revoke, data),
+            )
+        };
+        // SAFETY: the lock is held (the function's contract).
+        let _ = unsafe { umem.with_assumed_lock(|umem| T::set_revoke_locked(umem, cb)) };
+    }
+
+    /// # Safety
+    ///
+    /// `umem` was created by `T`, is live and its reservation lock is held.
+    unsafe extern "C" fn map_pages(umem: *mut bindings::ib_umem_dmabuf) -> kernel::ffi::c_int {
+        T::entered(Entry::MapPages);
+        // SAFETY: see the function's contract.
+        let umem = unsafe { UmemDmabuf::from_raw(umem) };
+        // SAFETY: the lock is held (the function's contract).
+        match unsafe { umem.with_assumed_lock(|umem| T::map_pages(umem)) } {
+            Ok(Ok(())) => 0,
+            Ok(Err(e)) | Err(e) => e.to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `umem` was created by `T`, is live and its reservation lock is held.
+    unsafe extern "C" fn unmap_pages(umem: *mut bindings::ib_umem_dmabuf) {
+        T::entered(Entry::UnmapPages);
+        // SAFETY: see the function's contract.
+        let umem = unsafe { UmemDmabuf::from_raw(umem) };
+        // SAFETY: the lock is held (the function's contract).
+        let _ = unsafe { umem.with_assumed_lock(|umem| T::unmap_pages(umem)) };
+    }
+
+    /// # Safety
+    ///
+    /// `umem` was created by `T` and is live.
+    unsafe extern "C" fn revoke_lock(umem: *mut bindings::ib_umem_dmabuf) {
+        T::entered(Entry::RevokeLock);
+        // SAFETY: see the function's contract.
+        let umem = unsafe { UmemDmabuf::from_raw(umem) };
+        if let Ok(guard) = umem.lock() {
+            // The caller releases it with `ib_umem_dmabuf_revoke_unlock()`.
+            guard.leak();
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `umem` was created by `T` and is live; the caller holds its lock, taken
+    /// by `ib_umem_dmabuf_revoke_lock()`.
+    unsafe extern "C" fn revoke_unlock(umem: *mut bindings::ib_umem_dmabuf) {
+        T::entered(Entry::RevokeUnlock);
+        // SAFETY: see the function's contract.
+        let umem = unsafe { UmemDmabuf::from_raw(umem) };
+        if let Ok(resv) = umem.resv() {
+            // SAFETY: the caller holds the lock (the function's contract), and
+            // no Rust proof for it is alive.
+            unsafe { resv.unlock_leaked() };
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `umem` was created by `T` and is live.
+    unsafe extern "C" fn revoke(umem: *mut bindings::ib_umem_dmabuf) {
+        T::entered(Entry::Revoke);
+        // SAFETY: see the function's contract.
+        T::revoke(unsafe { UmemDmabuf::from_raw(umem) })
+    }
+
+    /// # Safety
+    ///
+    /// `umem` was created by `T`; the caller gives it up.
+    unsafe extern "C" fn release(umem: *mut bindings::ib_umem_dmabuf) {
+        T::entered(Entry::Release);
+        // SAFETY: see the function's contract.
+        T::release(unsafe { OwnedUmem::from_raw(umem) })
+    }
+
+    const TABLE: bindings::ib_umem_dmabuf_ops = bindings::ib_umem_dmabuf_ops {
+        owner: ptr::null_mut(),
+        get: Some(Self::get),
+        get_pinned: Some(Self::get_pinned),
+        get_pinned_revocable_and_lock: Some(Self::get_pinned_revocable_and_lock),
+        set_revoke_locked: Some(Self::set_revoke_locked),
+        map_pages: Some(Self::map_pages),
+        unmap_pages: Some(Self::unmap_pages),
+        revoke_lock: Some(Self::revoke_lock),
+        revoke_unlock: Some(Self::revoke_unlock),
+        revoke: Some(Self::revoke),
+        release: Some(Self::release),
     };
+}
+
+/// A `struct ib_umem_dmabuf_ops` built from a [`UmemImpl`]: what
+/// [`Registration`] gives ib_core. Build it with [`umem_ops!`].
+///
+/// # Invariants
+///
+/// Each callback calls the same [`UmemImpl`], with the contracts ib_core
+/// keeps (`include/rdma/ib_umem.h`); `owner` is the module containing that
+/// code (or null for code built into the kernel).
+#[repr(transparent)]
+pub(crate) struct UmemOps(bindings::ib_umem_dmabuf_ops);
+
+// SAFETY: an immutable table of function pointers and a module pointer.
+unsafe impl Sync for UmemOps {}
+
+impl UmemOps {
+    /// The table of `T`, owned by `owner`.
+    ///
+    /// # Safety
+    ///
+    /// `owner` is the module whose code `T` is, or null if it is built in.
+    pub(crate) const unsafe fn new<T: UmemImpl>(owner: *mut bindings::module) -> Self {
+        let mut table = Trampolines::<T>::TABLE;
+        table.owner = owner;
+        Self(table)
+    }
+
+    /// The C table.
+    #[inline]
+    pub(crate) fn as_raw(&self) -> *const bindings::ib_umem_dmabuf_ops {
+        &self.0
+    }
+}
+
+/// The [`UmemOps`] of the [`UmemImpl`] `$t`, owned by the module being built
+/// (for a `static`).
+#[macro_export]
+macro_rules! umem_ops {
+    ($t:ty) => {{
+        // `struct module` embeds empty arch structs, which rustc flags as not
+        // FFI-safe; only its address is taken.
+        #[allow(improper_ctypes)]
+        extern "C" {
+            static __this_module: kernel::types::Opaque<kernel::bindings::module>;
+        }
+        // SAFETY: `__this_module` is the module this code is linked into,
+        // which is where `$t` is implemented.
+        unsafe { $crate::abs::umem::UmemOps::new::<$t>(__this_module.get()) }
+    }};
+}
+
+/// An importer registered with ib_core: umems are created with its
+/// [`UmemOps`] until the registration is dropped.
+///
+/// # Invariants
+///
+/// `ops` is registered with ib_core (`ib_umem_dmabuf_register_ops()`
+/// succeeded and has not been undone by this value).
+pub(crate) struct Registration {
+    ops: &'static UmemOps,
+}
+
+impl Registration {
+    /// Makes `ops` the importer of ib_core; fails with `EBUSY` if another is
+    /// registered.
+    pub(crate) fn new(ops: &'static UmemOps) -> Result<Self> {
+        // SAFETY: `ops` is a valid table for as long as ib_core may use it: it
+        // is static, and ib_core holds a reference on its owner while a umem
+        // of it lives.
+        kernel::error::to_result(unsafe { bindings::ib_umem_dmabuf_register_ops(ops.as_raw()) })?;
+        // INVARIANT: registered just above.
+        Ok(Self { ops })
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        // SAFETY: `ops` is registered (type invariant); umems it created keep
+        // working (ib_core keeps a reference on the owner).
+        unsafe { bindings::ib_umem_dmabuf_unregister_ops(self.ops.as_raw()) };
+    }
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit suite table of dmabuf_exporter_rs.ko: each case calls a Rust body
- * (tests.rs), which reports failures through umem_kunit_fail().
+ * KUnit suite dmabuf_exporter_rs_ib: the exporter with ib_core's importer, as
+ * an RDMA driver reaches it (C API, C test). The exporter's own suite is built
+ * in Rust (tests.rs, kunit_suite!).
  */
 #include <kunit/device.h>
 #include <kunit/test.h>
@@ -21,11 +22,6 @@ static char *expect_importer = "any";
 module_param(expect_importer, charp, 0444);
 MODULE_PARM_DESC(expect_importer,
 		 "Test: which importer ib_core must use: any, c (built-in) or module (registered)");
-
-void umem_kunit_fail(struct kunit *test, const char *msg)
-{
-	KUNIT_FAIL(test, "%s", msg);
-}
 
 static int importer_notified;
 
@@ -93,37 +89,14 @@ static void importers_follow_migration(struct kunit *test)
 	ib_dealloc_device(ibdev);
 }
 
-#define EXP_CASE(name)						\
-	static void name(struct kunit *test)			\
-	{							\
-		dmabuf_exp_test_##name(test);			\
-	}
-
-EXP_CASE(create_layouts)
-EXP_CASE(create_rejects)
-EXP_CASE(migrate_remaps)
-EXP_CASE(migrate_refusals)
-EXP_CASE(wrong_lock_refused)
-EXP_CASE(two_attachments_same_pages)
-EXP_CASE(fence_orders_copy)
-EXP_CASE(refcounts)
-
-static struct kunit_case dmabuf_exp_cases[] = {
-	KUNIT_CASE(create_layouts),
-	KUNIT_CASE(create_rejects),
-	KUNIT_CASE(migrate_remaps),
-	KUNIT_CASE(migrate_refusals),
-	KUNIT_CASE(wrong_lock_refused),
-	KUNIT_CASE(two_attachments_same_pages),
-	KUNIT_CASE(fence_orders_copy),
-	KUNIT_CASE(refcounts),
+static struct kunit_case dmabuf_exp_ib_cases[] = {
 	KUNIT_CASE(importers_follow_migration),
 	{}
 };
 
-static struct kunit_suite dmabuf_exp_suite = {
-	.name = "dmabuf_exporter_rs",
-	.test_cases = dmabuf_exp_cases,
+static struct kunit_suite dmabuf_exp_ib_suite = {
+	.name = "dmabuf_exporter_rs_ib",
+	.test_cases = dmabuf_exp_ib_cases,
 };
 
-kunit_test_suites(&dmabuf_exp_suite);
+kunit_test_suites(&dmabuf_exp_ib_suite);

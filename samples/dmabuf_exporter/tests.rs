@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! KUnit bodies of suite `dmabuf_exporter_rs` (table in `exp_kunit.c`).
+//! KUnit suite `dmabuf_exporter_rs`: the exporter on its own. The C suite
+//! `dmabuf_exporter_rs_ib` (`exp_kunit.c`) runs it with ib_core's importer.
 
 use crate::abs::device::Device;
 use crate::abs::dma_buf::{Attachment, DmaBuf, Importer, Mapping};
@@ -10,7 +11,7 @@ use crate::abs::errno;
 use crate::abs::kunit::Test;
 use crate::abs::workqueue::msleep;
 use crate::exporter::{self, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
-use crate::{check, check_eq, kunit_case};
+use crate::{check, check_eq, kunit_suite};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
@@ -177,7 +178,6 @@ fn create_layouts(t: &Test) {
     // Every layout was really mapped (no early exit).
     check_eq!(t, checked, 6);
 }
-kunit_case!(dmabuf_exp_test_create_layouts, create_layouts);
 
 fn create_rejects(t: &Test) {
     let bad: [(usize, &[u32]); 7] = [
@@ -193,7 +193,6 @@ fn create_rejects(t: &Test) {
         check_eq!(t, exporter::create(size, chunks, true).err(), Some(EINVAL));
     }
 }
-kunit_case!(dmabuf_exp_test_create_rejects, create_rejects);
 
 fn migrate_remaps(t: &Test) {
     let Some(dev) = device(t) else { return };
@@ -233,7 +232,6 @@ fn migrate_remaps(t: &Test) {
     check_eq!(t, (s.migrations, s.move_notifies, s.maps), (3, 3, 4));
     unmap(&buf, &imp);
 }
-kunit_case!(dmabuf_exp_test_migrate_remaps, migrate_remaps);
 
 fn migrate_refusals(t: &Test) {
     let Some(dev) = device(t) else { return };
@@ -267,7 +265,6 @@ fn migrate_refusals(t: &Test) {
         Err(errno::eopnotsupp())
     );
 }
-kunit_case!(dmabuf_exp_test_migrate_refusals, migrate_refusals);
 
 /// A lock proof for another buffer is a caller bug: each abstraction refuses
 /// it with `EINVAL` and a kernel WARNING (once per call site). The WARNINGs
@@ -297,7 +294,6 @@ fn wrong_lock_refused(t: &Test) {
     check!(t, map(&buf, &imp).is_ok());
     unmap(&buf, &imp);
 }
-kunit_case!(dmabuf_exp_test_wrong_lock_refused, wrong_lock_refused);
 
 /// Two importers of one device map the same pages at once (two MRs of one
 /// RDMA device on one buffer). Both see the same entries, and DMA-API
@@ -323,10 +319,6 @@ fn two_attachments_same_pages(t: &Test) {
         unmap(&buf, &b);
     }
 }
-kunit_case!(
-    dmabuf_exp_test_two_attachments_same_pages,
-    two_attachments_same_pages
-);
 
 fn fence_orders_copy(t: &Test) {
     let size = 64 * P;
@@ -346,9 +338,8 @@ fn fence_orders_copy(t: &Test) {
     check!(t, waited >= 150);
     check!(t, back[..] == data[..]);
 }
-kunit_case!(dmabuf_exp_test_fence_orders_copy, fence_orders_copy);
 
-fn refcounts_back_to_baseline(t: &Test) {
+fn refcounts(t: &Test) {
     // Buffers of earlier cases may still wait for their delayed release.
     flush_delayed_releases();
     for _ in 0..200 {
@@ -396,7 +387,6 @@ fn refcounts_back_to_baseline(t: &Test) {
     }
     check_eq!(t, exporter::live_buffers(), base);
 }
-kunit_case!(dmabuf_exp_test_refcounts, refcounts_back_to_baseline);
 
 /// For the C case `importers_follow_migration`: a new dynamic buffer of
 /// `size` bytes, as a file descriptor, or a negative errno.
@@ -416,3 +406,17 @@ extern "C" fn dmabuf_exp_kunit_migrate_fd(fd: i32, delay_ms: u32) -> i32 {
         Err(e) => e.to_errno(),
     }
 }
+
+kunit_suite!(
+    "dmabuf_exporter_rs",
+    [
+        create_layouts,
+        create_rejects,
+        migrate_remaps,
+        migrate_refusals,
+        wrong_lock_refused,
+        two_attachments_same_pages,
+        fence_orders_copy,
+        refcounts,
+    ]
+);
