@@ -98,37 +98,37 @@ impl Attachment {
 /// private data is a `T`.
 ///
 /// Map, unmap, pin and unpin are called by the dma-buf core with the buffer's
-/// reservation lock held.
+/// reservation lock held. The optional callbacks are found by `#[vtable]`:
+/// an exporter that implements [`Exporter::pin`] and [`Exporter::unpin`] is
+/// dynamic (it can move the buffer; its importers get `move_notify`); one
+/// that implements [`Exporter::fault`] supports `mmap` of the dma-buf.
+#[vtable]
 pub(crate) trait Exporter: Send + Sync + Sized {
-    /// Whether the exporter can move the buffer (implements pin/unpin);
-    /// importers of a dynamic exporter get `move_notify`.
-    const DYNAMIC: bool;
-
     /// A device attaches.
     fn attach(&self, _attach: &Attachment) -> Result {
         Ok(())
     }
     /// A device detaches.
     fn detach(&self, _attach: &Attachment) {}
-    /// The importer needs the buffer to stay in place.
+    /// The importer needs the buffer to stay in place (optional; with
+    /// [`Exporter::unpin`]).
     fn pin(&self, _attach: &Attachment) -> Result {
-        Ok(())
+        kernel::build_error(kernel::error::VTABLE_DEFAULT_ERROR)
     }
-    /// Undoes one [`Exporter::pin`].
-    fn unpin(&self, _attach: &Attachment) {}
+    /// Undoes one [`Exporter::pin`] (optional; with [`Exporter::pin`]).
+    fn unpin(&self, _attach: &Attachment) {
+        kernel::build_error(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
     /// Maps the buffer for the attachment's device.
     fn map(&self, attach: &Attachment, dir: DmaDirection) -> Result<ExportedTable>;
     /// Unmaps a table returned by [`Exporter::map`].
     fn unmap(&self, attach: &Attachment, table: ExportedTable);
 
-    /// Whether `mmap` of the dma-buf is supported, with pages provided on
-    /// fault by [`Exporter::fault`].
-    const MMAP: bool = false;
-
     /// Provides page `index` of the buffer for a CPU mapping: calls
-    /// `fault.install()` with the current backing store.
+    /// `fault.install()` with the current backing store (optional: without
+    /// it, `mmap` of the dma-buf fails).
     fn fault(&self, _dmabuf: &DmaBuf, _index: usize, _fault: &mut Fault<'_>) -> Result {
-        Err(EINVAL)
+        kernel::build_error(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
     /// Userspace starts CPU access (`DMA_BUF_IOCTL_SYNC`).
@@ -214,15 +214,28 @@ pub(crate) type ExportedTable = KBox<super::scatterlist::PageTable>;
 pub(crate) struct ExporterOps<T: Exporter>(PhantomData<T>);
 
 impl<T: Exporter> ExporterOps<T> {
+    /// Pin and unpin come together: one without the other stops the build.
+    const DYNAMIC: bool = {
+        assert!(
+            T::HAS_PIN == T::HAS_UNPIN,
+            "an exporter implements both pin and unpin, or neither"
+        );
+        T::HAS_PIN
+    };
+
     const OPS: bindings::dma_buf_ops = bindings::dma_buf_ops {
         attach: Some(Self::attach),
         detach: Some(Self::detach),
-        pin: if T::DYNAMIC { Some(Self::pin) } else { None },
-        unpin: if T::DYNAMIC { Some(Self::unpin) } else { None },
+        pin: if Self::DYNAMIC { Some(Self::pin) } else { None },
+        unpin: if Self::DYNAMIC {
+            Some(Self::unpin)
+        } else {
+            None
+        },
         map_dma_buf: Some(Self::map),
         unmap_dma_buf: Some(Self::unmap),
         release: Some(Self::release),
-        mmap: if T::MMAP { Some(Self::mmap) } else { None },
+        mmap: if T::HAS_FAULT { Some(Self::mmap) } else { None },
         begin_cpu_access: Some(Self::begin_cpu_access),
         // SAFETY: all-zero is a valid `dma_buf_ops` (the other callbacks unset).
         ..unsafe { core::mem::zeroed() }

@@ -103,18 +103,64 @@ pub(crate) struct Exp<const D: bool> {
 type DynamicExp = Exp<true>;
 type StaticExp = Exp<false>;
 
-impl<const D: bool> Exporter for Exp<D> {
-    const DYNAMIC: bool = D;
+/// The [`Exporter`] of a buffer kind, with `$extra` callbacks besides the
+/// common ones. Written as one macro because `#[vtable]` sees which
+/// callbacks an `impl` block has: a dynamic buffer has pin and unpin, a static
+/// one has not.
+macro_rules! exporter_impl {
+    ($t:ty, $($extra:tt)*) => {
+        #[vtable]
+        impl Exporter for $t {
+            fn attach(&self, _attach: &Attachment) -> Result {
+                self.buf.stats.attachments.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
 
-    fn attach(&self, _attach: &Attachment) -> Result {
-        self.buf.stats.attachments.fetch_add(1, Ordering::Relaxed);
-        Ok(())
-    }
+            fn detach(&self, _attach: &Attachment) {
+                self.buf.stats.attachments.fetch_sub(1, Ordering::Relaxed);
+            }
 
-    fn detach(&self, _attach: &Attachment) {
-        self.buf.stats.attachments.fetch_sub(1, Ordering::Relaxed);
-    }
+            fn map(&self, attach: &Attachment, dir: DmaDirection) -> Result<ExportedTable> {
+                injected(&self.buf.fail_map)?;
+                let store = self.buf.store.lock().clone();
+                let table = PageTable::new(store, attach.dev(), dir)?;
+                self.buf.stats.mappings.fetch_add(1, Ordering::Relaxed);
+                self.buf.stats.maps.fetch_add(1, Ordering::Relaxed);
+                Ok(table)
+            }
 
+            fn unmap(&self, _attach: &Attachment, table: ExportedTable) {
+                drop(table);
+                self.buf.stats.mappings.fetch_sub(1, Ordering::Relaxed);
+            }
+
+            fn fault(&self, dmabuf: &DmaBuf, index: usize, fault: &mut Fault<'_>) -> Result {
+                // Under the reservation lock a migration cannot switch the
+                // store (and zap mappings) between choosing the page and
+                // mapping it; after the fence wait the store's contents are
+                // complete.
+                let guard = dmabuf.resv().lock();
+                guard.wait_kernel_fences()?;
+                let store = self.buf.store.lock().clone();
+                let r = fault.install(&store, index);
+                drop(guard);
+                r
+            }
+
+            fn begin_cpu_access(&self, dmabuf: &DmaBuf) -> Result {
+                // CPU access after a migration sees the copied contents.
+                dmabuf.resv().lock().wait_kernel_fences()
+            }
+
+            $($extra)*
+        }
+    };
+}
+
+exporter_impl! { StaticExp, }
+
+exporter_impl! {
+    DynamicExp,
     fn pin(&self, _attach: &Attachment) -> Result {
         injected(&self.buf.fail_pin)?;
         self.buf.stats.pins.fetch_add(1, Ordering::Relaxed);
@@ -123,39 +169,6 @@ impl<const D: bool> Exporter for Exp<D> {
 
     fn unpin(&self, _attach: &Attachment) {
         self.buf.stats.pins.fetch_sub(1, Ordering::Relaxed);
-    }
-
-    fn map(&self, attach: &Attachment, dir: DmaDirection) -> Result<ExportedTable> {
-        injected(&self.buf.fail_map)?;
-        let store = self.buf.store.lock().clone();
-        let table = PageTable::new(store, attach.dev(), dir)?;
-        self.buf.stats.mappings.fetch_add(1, Ordering::Relaxed);
-        self.buf.stats.maps.fetch_add(1, Ordering::Relaxed);
-        Ok(table)
-    }
-
-    fn unmap(&self, _attach: &Attachment, table: ExportedTable) {
-        drop(table);
-        self.buf.stats.mappings.fetch_sub(1, Ordering::Relaxed);
-    }
-
-    const MMAP: bool = true;
-
-    fn fault(&self, dmabuf: &DmaBuf, index: usize, fault: &mut Fault<'_>) -> Result {
-        // Under the reservation lock a migration cannot switch the store (and
-        // zap mappings) between choosing the page and mapping it; after the
-        // fence wait the store's contents are complete.
-        let guard = dmabuf.resv().lock();
-        guard.wait_kernel_fences()?;
-        let store = self.buf.store.lock().clone();
-        let r = fault.install(&store, index);
-        drop(guard);
-        r
-    }
-
-    fn begin_cpu_access(&self, dmabuf: &DmaBuf) -> Result {
-        // CPU access after a migration sees the copied contents.
-        dmabuf.resv().lock().wait_kernel_fences()
     }
 }
 
