@@ -83,6 +83,14 @@ impl DmaBuf {
         // `priv` is an `Arc<T>` released only when the buffer is.
         Some(unsafe { &*priv_.cast::<T>() })
     }
+
+    /// `dma_buf_is_dynamic()`: whether the exporter can move the buffer (its
+    /// ops have `pin`).
+    pub(crate) fn is_dynamic(&self) -> bool {
+        // SAFETY: the buffer is live; `ops` is set at export time to a static
+        // table.
+        unsafe { (*(*self.as_raw()).ops).pin.is_some() }
+    }
 }
 
 impl Attachment {

@@ -137,6 +137,8 @@ fn create_layouts(t: &Test) {
             let Some(buf) = setup(t, size, chunks, dynamic) else {
                 return;
             };
+            // The exporter's #[vtable]: pin/unpin only on dynamic buffers.
+            check_eq!(t, buf.is_dynamic(), dynamic);
             let Some(imp) = import(t, dev, &buf) else {
                 return;
             };
