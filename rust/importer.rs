@@ -6,11 +6,11 @@
 //! Everything here runs on the safe abstractions of [`crate::abs`] (make check
 //! verifies that this file never uses the keyword). The reservation lock rules
 //! are in the signatures: what the C code documents as "called with the lock
-//! held" takes a [`ResvLocked`].
+//! held" takes a [`UmemLocked`] (or a [`LockedAttachment`]), which can only be
+//! made from the umem's own lock.
 
 use crate::abs::device::{Device, IbDevice};
-use crate::abs::dma_buf::{Attachment, DmaBuf, Importer};
-use crate::abs::dma_resv::ResvLocked;
+use crate::abs::dma_buf::{DmaBuf, Importer, LockedAttachment};
 use crate::abs::shim;
 use crate::abs::umem::{
     Entry, OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked, UmemRequest,
@@ -47,8 +47,8 @@ impl Importer for PinnedOps {
     type Priv = UmemDmabuf;
     const ALLOW_PEER2PEER: bool = true;
 
-    fn move_notify(umem: &UmemDmabuf, attach: &Attachment, locked: &ResvLocked<'_>) {
-        umem.adopt_attachment(attach, locked);
+    fn move_notify(umem: &UmemDmabuf, attach: LockedAttachment<'_>) {
+        umem.adopt_attachment(attach);
         shim::warn_pinned_move(umem.ib_device());
     }
 }
@@ -60,12 +60,12 @@ impl Importer for RevocableOps {
     type Priv = UmemDmabuf;
     const ALLOW_PEER2PEER: bool = true;
 
-    fn move_notify(umem: &UmemDmabuf, attach: &Attachment, locked: &ResvLocked<'_>) {
+    fn move_notify(umem: &UmemDmabuf, attach: LockedAttachment<'_>) {
         // A move notified while the umem is still being created revokes it
         // too (creation then fails, as C's does): the umem must know its
         // attachment for that.
-        umem.adopt_attachment(attach, locked);
-        if let Some(umem) = UmemLocked::notified(umem, attach, locked) {
+        umem.adopt_attachment(attach);
+        if let Some(umem) = UmemLocked::notified(umem, attach) {
             revoke_locked(&umem);
         }
     }
@@ -75,7 +75,7 @@ impl Importer for RevocableOps {
 #[inline]
 fn unmap(umem: &UmemLocked<'_>) {
     if let Some(mapping) = umem.take_mapping() {
-        umem.attachment().unmap(umem.locked(), mapping);
+        umem.attachment().unmap(mapping);
     }
 }
 
@@ -88,7 +88,7 @@ fn revoke_locked(umem: &UmemLocked<'_>) {
     umem.call_revoke_callback();
     unmap(umem);
     if umem.pinned() {
-        umem.attachment().unpin(umem.locked());
+        umem.attachment().unpin();
         umem.set_pinned(false);
     }
     umem.set_revoked();
@@ -99,7 +99,7 @@ fn pin_and_map(umem: &UmemDmabuf, keep_locked: bool) -> Result {
     let guard = umem.lock()?;
     {
         let umem = guard.view();
-        umem.attachment().pin(umem.locked())?;
+        umem.attachment().pin()?;
         umem.set_pinned(true);
         RustImporter::map_pages(&umem)?;
     }
@@ -190,13 +190,13 @@ impl UmemImpl for RustImporter {
         }
         if !umem.is_mapped() {
             let attach = umem.attachment();
-            let mut mapping = attach.map(umem.locked())?;
+            let mut mapping = attach.map()?;
             let address = umem.umem().address();
             let start = align_down(address);
             let end = align_up(address.wrapping_add(umem.umem().length()));
             mapping.set_window(start, end);
             if let Err(mapping) = umem.install_mapping(mapping) {
-                attach.unmap(umem.locked(), mapping);
+                attach.unmap(mapping);
                 return Err(EINVAL);
             }
         }

@@ -5,17 +5,20 @@
 //! C header: [`include/linux/dma-buf.h`](srctree/include/linux/dma-buf.h)
 //!
 //! Locking rules of the dma-buf core, as types:
-//! - [`Attachment::pin`], [`Attachment::unpin`], [`Attachment::map`] and
-//!   [`Attachment::unmap`] take a [`ResvLocked`] proof for the buffer's
-//!   reservation object (a proof for another object is refused with `EINVAL`).
+//! - pin, unpin, map and unmap are methods of [`LockedAttachment`], an
+//!   attachment together with the proof that its own buffer's reservation
+//!   lock is held. It is made only from that lock ([`Attachment::lock`], or
+//!   [`Attachment::with_assumed_lock`] on paths entered with it held), so a
+//!   proof for another buffer cannot be passed and nothing is checked at run
+//!   time.
 //! - `move_notify` is called by the core with that lock held; the trampoline
-//!   hands the [`Importer`] callback a proof built for exactly that lock.
+//!   hands the [`Importer`] callback the attachment locked that way.
 //! - A [`Mapping`] carries the window applied to its table and is undone by
-//!   [`Attachment::unmap`] before the table goes back to the exporter.
+//!   [`LockedAttachment::unmap`] before the table goes back to the exporter.
 
 use super::bug::warn_on_once;
 use super::device::Device;
-use super::dma_resv::{DmaResv, ResvLocked};
+use super::dma_resv::{DmaResv, ResvGuard, ResvLocked};
 use super::errno::from_err_ptr;
 use super::scatterlist::{DmaWindow, SgTable};
 use core::marker::PhantomData;
@@ -160,7 +163,7 @@ pub(crate) trait Importer {
     /// Whether the importer accepts peer-to-peer (non struct page) memory.
     const ALLOW_PEER2PEER: bool;
     /// The exporter is about to move the buffer: stop using the mapping.
-    fn move_notify(priv_: &Self::Priv, attach: &Attachment, locked: &ResvLocked<'_>);
+    fn move_notify(priv_: &Self::Priv, attach: LockedAttachment<'_>);
 }
 
 /// The C callback table of an [`Importer`].
@@ -191,11 +194,10 @@ impl<T: Importer> ImporterOps<T> {
         // `T::Priv::priv_ptr` (see `DynAttachment::new`), and the owner keeps the
         // object live until the attachment is detached.
         let priv_ = unsafe { T::Priv::from_priv(attach.importer_priv()) };
-        let resv = attach.dmabuf().resv();
-        // SAFETY: the core calls `move_notify` with this lock held, and keeps it
-        // for the duration of the call; no other proof exists in this call chain.
-        let locked = unsafe { resv.assume_locked() };
-        T::move_notify(priv_, attach, &locked);
+        // SAFETY: the core calls `move_notify` with the buffer's lock held, and
+        // keeps it for the duration of the call; no other proof exists in this
+        // call chain.
+        unsafe { attach.with_assumed_lock(|attach| T::move_notify(priv_, attach)) }
     }
 }
 
@@ -234,42 +236,116 @@ impl Attachment {
         unsafe { (*self.as_raw()).importer_priv }
     }
 
+    /// Takes the reservation lock of the attachment's buffer.
     #[inline]
-    fn check(&self, locked: &ResvLocked<'_>) -> Result {
-        if warn_on_once!(
-            !locked.is_for(self.dmabuf().resv()),
-            "dma-buf attachment used with another buffer's lock\n"
-        ) {
-            return Err(EINVAL);
+    pub(crate) fn lock(&self) -> AttachmentGuard<'_> {
+        AttachmentGuard {
+            attach: self,
+            guard: self.dmabuf().resv().lock(),
         }
-        Ok(())
+    }
+
+    /// Runs `f` with the attachment locked by a lock the caller's context
+    /// already holds (see [`DmaResv::assume_locked`]).
+    ///
+    /// # Safety
+    ///
+    /// The current thread holds the reservation lock of the attachment's
+    /// buffer for the whole call, and no other proof for it is in use
+    /// meanwhile.
+    #[inline]
+    pub(crate) unsafe fn with_assumed_lock<R>(
+        &self,
+        f: impl FnOnce(LockedAttachment<'_>) -> R,
+    ) -> R {
+        // SAFETY: the lock is held for the call (the caller's contract).
+        let locked = unsafe { self.dmabuf().resv().assume_locked() };
+        // INVARIANT: the proof is for this attachment's own buffer.
+        f(LockedAttachment {
+            attach: self,
+            locked: &locked,
+        })
+    }
+}
+
+/// Holds the reservation lock of an attachment's buffer
+/// ([`Attachment::lock`]); unlocks it when dropped.
+#[must_use = "the reservation lock is released when the guard is dropped"]
+pub(crate) struct AttachmentGuard<'a> {
+    attach: &'a Attachment,
+    guard: ResvGuard<'a>,
+}
+
+impl AttachmentGuard<'_> {
+    /// The attachment, locked.
+    #[inline]
+    pub(crate) fn view(&self) -> LockedAttachment<'_> {
+        // INVARIANT: `guard` is the lock of `attach`'s buffer (made in
+        // `Attachment::lock`).
+        LockedAttachment {
+            attach: self.attach,
+            locked: &self.guard,
+        }
+    }
+
+    /// Keeps the lock held after the guard is gone (see [`ResvGuard::leak`]).
+    #[cfg(umem_importer)]
+    pub(crate) fn leak(self) {
+        self.guard.leak();
+    }
+}
+
+/// An attachment whose buffer's reservation lock the current thread holds:
+/// what the operations the dma-buf API runs "with the reservation lock held"
+/// take.
+///
+/// # Invariants
+///
+/// `locked` is the proof for the reservation lock of `attach`'s own buffer.
+#[derive(Clone, Copy)]
+pub(crate) struct LockedAttachment<'a> {
+    attach: &'a Attachment,
+    locked: &'a ResvLocked<'a>,
+}
+
+impl<'a> LockedAttachment<'a> {
+    /// The attachment.
+    #[cfg(umem_importer)]
+    #[inline]
+    pub(crate) fn attachment(&self) -> &'a Attachment {
+        self.attach
+    }
+
+    /// The proof of the buffer's lock (to wait for its fences).
+    #[inline]
+    pub(crate) fn resv(&self) -> &'a ResvLocked<'a> {
+        self.locked
     }
 
     /// Pins the buffer in place for this attachment (`dma_buf_pin`).
     #[inline]
-    pub(crate) fn pin(&self, locked: &ResvLocked<'_>) -> Result {
-        self.check(locked)?;
-        // SAFETY: the attachment is live and the reservation lock is held.
-        kernel::error::to_result(unsafe { bindings::dma_buf_pin(self.as_raw()) })
+    pub(crate) fn pin(&self) -> Result {
+        // SAFETY: the attachment is live and its buffer's lock is held (type
+        // invariant).
+        kernel::error::to_result(unsafe { bindings::dma_buf_pin(self.attach.as_raw()) })
     }
 
-    /// Undoes one [`Attachment::pin`] (`dma_buf_unpin`).
+    /// Undoes one [`LockedAttachment::pin`] (`dma_buf_unpin`).
     #[inline]
-    pub(crate) fn unpin(&self, locked: &ResvLocked<'_>) {
-        if self.check(locked).is_ok() {
-            // SAFETY: the attachment is live and the reservation lock is held.
-            unsafe { bindings::dma_buf_unpin(self.as_raw()) };
-        }
+    pub(crate) fn unpin(&self) {
+        // SAFETY: the attachment is live and its buffer's lock is held (type
+        // invariant).
+        unsafe { bindings::dma_buf_unpin(self.attach.as_raw()) };
     }
 
     /// Maps the buffer for the attachment's device, bidirectionally.
     #[inline]
-    pub(crate) fn map(&self, locked: &ResvLocked<'_>) -> Result<Mapping> {
-        self.check(locked)?;
-        // SAFETY: the attachment is live and the reservation lock is held.
+    pub(crate) fn map(&self) -> Result<Mapping> {
+        // SAFETY: the attachment is live and its buffer's lock is held (type
+        // invariant).
         let sgt = from_err_ptr(unsafe {
             bindings::dma_buf_map_attachment(
-                self.as_raw(),
+                self.attach.as_raw(),
                 bindings::dma_data_direction_DMA_BIDIRECTIONAL,
             )
         })?;
@@ -277,23 +353,21 @@ impl Attachment {
         // INVARIANT: `sgt` was just mapped for this attachment.
         Ok(Mapping {
             sgt,
-            attach: self.as_raw(),
+            attach: self.attach.as_raw(),
             window: None,
         })
     }
 
     /// Restores the mapping's window, then unmaps it.
     ///
-    /// A mapping of another attachment, or a wrong lock, is refused (and
-    /// leaked rather than unmapped through the wrong attachment).
+    /// A mapping of another attachment is refused (and leaked rather than
+    /// unmapped through the wrong attachment).
     #[inline]
-    pub(crate) fn unmap(&self, locked: &ResvLocked<'_>, mapping: Mapping) {
-        if self.check(locked).is_err()
-            || warn_on_once!(
-                mapping.attach != self.as_raw(),
-                "dma-buf mapping unmapped through the wrong attachment\n"
-            )
-        {
+    pub(crate) fn unmap(&self, mapping: Mapping) {
+        if warn_on_once!(
+            mapping.attach != self.attach.as_raw(),
+            "dma-buf mapping unmapped through the wrong attachment\n"
+        ) {
             return;
         }
         let Mapping { sgt, window, .. } = mapping;
@@ -306,10 +380,11 @@ impl Attachment {
             );
         }
         // SAFETY: `mapping` was mapped for this live attachment (its invariant)
-        // and is consumed here, so it is unmapped once; the lock is held.
+        // and is consumed here, so it is unmapped once; the lock is held (type
+        // invariant).
         unsafe {
             bindings::dma_buf_unmap_attachment(
-                self.as_raw(),
+                self.attach.as_raw(),
                 sgt.as_ptr(),
                 bindings::dma_data_direction_DMA_BIDIRECTIONAL,
             )
@@ -323,7 +398,7 @@ impl Attachment {
 ///
 /// `sgt` was returned by `dma_buf_map_attachment` for `attach` and is not yet
 /// unmapped; `window`, if set, was made on `sgt`.
-#[must_use = "a mapping must be given back with Attachment::unmap"]
+#[must_use = "a mapping must be given back with LockedAttachment::unmap"]
 pub(crate) struct Mapping {
     sgt: NonNull<bindings::sg_table>,
     attach: *mut bindings::dma_buf_attachment,
@@ -467,5 +542,6 @@ impl Drop for DynAttachment {
 }
 
 // SAFETY: A mapping is a table pointer that may be unmapped from any thread
-// holding the buffer's reservation lock (which `Attachment::unmap` requires).
+// holding the buffer's reservation lock (which `LockedAttachment::unmap`
+// requires).
 unsafe impl Send for Mapping {}

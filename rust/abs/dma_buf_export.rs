@@ -9,12 +9,12 @@
 //! that the core calls with the buffer's reservation lock held (map, unmap,
 //! pin, unpin) get a proof of it; [`DmaBuf::move_notify`] takes one.
 
-use super::bug::warn_on_once;
 use super::device::Device;
 use super::dma_buf::{Attachment, DmaBuf, DynAttachment, Importer, ImporterOps};
-use super::dma_resv::ResvLocked;
+use super::dma_resv::{ResvGuard, ResvLocked};
 use super::errno::from_err_ptr;
 use core::marker::PhantomData;
+use core::ops::Deref;
 use core::ptr::NonNull;
 use kernel::bindings;
 use kernel::prelude::*;
@@ -22,19 +22,44 @@ use kernel::sync::Arc;
 use kernel::types::{ARef, AlwaysRefCounted};
 use kernel::ThisModule;
 
-impl DmaBuf {
+/// Holds the reservation lock of a buffer ([`DmaBuf::lock`]); unlocks it when
+/// dropped. Dereferences to the lock proof, for fences.
+///
+/// # Invariants
+///
+/// `guard` holds the lock of `dmabuf`'s own reservation object.
+#[must_use = "the reservation lock is released when the guard is dropped"]
+pub(crate) struct BufGuard<'a> {
+    dmabuf: &'a DmaBuf,
+    guard: ResvGuard<'a>,
+}
+
+impl<'a> Deref for BufGuard<'a> {
+    type Target = ResvLocked<'a>;
+
+    fn deref(&self) -> &ResvLocked<'a> {
+        &self.guard
+    }
+}
+
+impl BufGuard<'_> {
     /// Tells every dynamic importer that the buffer is about to move
     /// (`dma_buf_move_notify`); they drop their mappings before this returns.
-    pub(crate) fn move_notify(&self, locked: &ResvLocked<'_>) -> Result {
-        if warn_on_once!(
-            !locked.is_for(self.resv()),
-            "dma-buf move_notify with another buffer's lock\n"
-        ) {
-            return Err(EINVAL);
+    pub(crate) fn move_notify(&self) {
+        // SAFETY: the buffer is live and its reservation lock is held (type
+        // invariant).
+        unsafe { bindings::dma_buf_move_notify(self.dmabuf.as_raw()) };
+    }
+}
+
+impl DmaBuf {
+    /// Takes the buffer's reservation lock.
+    pub(crate) fn lock(&self) -> BufGuard<'_> {
+        // INVARIANT: the lock of this buffer's own object.
+        BufGuard {
+            dmabuf: self,
+            guard: self.resv().lock(),
         }
-        // SAFETY: the buffer is live and its reservation lock is held.
-        unsafe { bindings::dma_buf_move_notify(self.as_raw()) };
-        Ok(())
     }
 
     /// Zaps every CPU mapping of the buffer (`mmap`s of the dma-buf file), so

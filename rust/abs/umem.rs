@@ -13,9 +13,10 @@
 use super::bug::warn_on_once;
 use super::device::{Device, IbDevice};
 use super::dma_buf::{
-    AttachOps, Attachment, DmaBuf, DynAttachment, Importer, ImporterOps, Mapping,
+    AttachOps, Attachment, AttachmentGuard, DmaBuf, DynAttachment, Importer, ImporterOps,
+    LockedAttachment, Mapping,
 };
-use super::dma_resv::{DmaResv, ResvGuard, ResvLocked};
+use super::dma_resv::{DmaResv, ResvLocked};
 use super::scatterlist::{DmaWindow, WindowParts};
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, Ordering};
@@ -169,11 +170,10 @@ impl UmemDmabuf {
     /// being created).
     #[inline]
     pub(crate) fn lock(&self) -> Result<UmemGuard<'_>> {
-        let attach = self.attachment()?;
+        // INVARIANT: the lock of the umem's own attachment.
         Ok(UmemGuard {
-            guard: attach.dmabuf().resv().lock(),
+            guard: self.attachment()?.lock(),
             umem: self,
-            attach,
         })
     }
 
@@ -192,14 +192,10 @@ impl UmemDmabuf {
     ) -> Result<R> {
         let attach = self.attachment()?;
         // SAFETY: the caller holds this lock, the buffer's, until `f` returns.
-        let locked = unsafe { attach.dmabuf().resv().assume_locked() };
-        // INVARIANT: `locked` is the proof for the lock of `attach`'s buffer,
-        // and `attach` is the umem's own attachment.
-        Ok(f(&UmemLocked {
-            umem: self,
-            attach,
-            locked: &locked,
-        }))
+        Ok(unsafe {
+            // INVARIANT: `attach` is the umem's own attachment.
+            attach.with_assumed_lock(|attach| f(&UmemLocked { umem: self, attach }))
+        })
     }
 
     /// Records `attach`, the attachment a notification came through, as the
@@ -208,13 +204,11 @@ impl UmemDmabuf {
     /// `dma_buf_dynamic_attach()` makes the attachment visible to the
     /// exporter before it returns it, so a move may be notified before
     /// [`OwnedUmem::new`] has stored it; without this the notification would
-    /// find no attachment (and so no lock to check) and be dropped. Only an
-    /// attachment whose `importer_priv` is this umem is taken.
-    pub(crate) fn adopt_attachment(&self, attach: &Attachment, locked: &ResvLocked<'_>) {
-        let raw = self.raw();
-        if attach.importer_priv().cast::<bindings::ib_umem_dmabuf>() != raw
-            || !locked.is_for(attach.dmabuf().resv())
-        {
+    /// find no attachment and be dropped. Only an attachment whose
+    /// `importer_priv` is this umem is taken.
+    pub(crate) fn adopt_attachment(&self, attach: LockedAttachment<'_>) {
+        let attach = attach.attachment();
+        if attach.importer_priv().cast::<bindings::ib_umem_dmabuf>() != self.raw() {
             return;
         }
         // `attach` is the attachment `OwnedUmem::new` is creating for this
@@ -250,13 +244,11 @@ impl UmemDmabuf {
 ///
 /// # Invariants
 ///
-/// `guard` holds the lock of `attach`'s buffer; `attach` is `umem`'s own
-/// attachment.
+/// `guard` locks `umem`'s own attachment.
 #[must_use = "the reservation lock is released when the guard is dropped"]
 pub(crate) struct UmemGuard<'a> {
-    guard: ResvGuard<'a>,
+    guard: AttachmentGuard<'a>,
     umem: &'a UmemDmabuf,
-    attach: &'a Attachment,
 }
 
 impl UmemGuard<'_> {
@@ -266,8 +258,7 @@ impl UmemGuard<'_> {
         // INVARIANT: by the type invariant.
         UmemLocked {
             umem: self.umem,
-            attach: self.attach,
-            locked: &self.guard,
+            attach: self.guard.view(),
         }
     }
 
@@ -280,44 +271,34 @@ impl UmemGuard<'_> {
 /// A umem whose buffer's reservation lock the current thread holds: the
 /// fields that change after creation are read and written only through it.
 ///
-/// It is made only from the umem's own lock ([`UmemGuard::view`],
-/// [`UmemDmabuf::with_assumed_lock`], [`UmemLocked::notified`]), so its
-/// accessors need no run-time check that the lock is the right one.
+/// It is made only from the lock of the umem's own attachment
+/// ([`UmemGuard::view`], [`UmemDmabuf::with_assumed_lock`],
+/// [`UmemLocked::notified`]), and a [`LockedAttachment`] can only be made
+/// from its own buffer's lock, so no accessor checks the lock at run time.
 ///
 /// # Invariants
 ///
-/// `locked` is the proof for the reservation lock of `attach`'s buffer, held
-/// for `'a`; `attach` is `umem`'s attachment.
+/// `attach` is `umem`'s attachment, locked for `'a`.
 pub(crate) struct UmemLocked<'a> {
     umem: &'a UmemDmabuf,
-    attach: &'a Attachment,
-    locked: &'a ResvLocked<'a>,
+    attach: LockedAttachment<'a>,
 }
 
 impl<'a> UmemLocked<'a> {
-    /// The view of a notification for `attach` with `locked` held: `None`
-    /// (and a WARNING) unless `attach` is the umem's attachment and `locked`
-    /// its buffer's lock. Call [`UmemDmabuf::adopt_attachment`] first, so a
-    /// notification that arrives during creation finds the attachment.
-    pub(crate) fn notified(
-        umem: &'a UmemDmabuf,
-        attach: &'a Attachment,
-        locked: &'a ResvLocked<'a>,
-    ) -> Option<Self> {
-        let ours = matches!(umem.attachment(), Ok(a) if ptr::eq(a, attach))
-            && locked.is_for(attach.dmabuf().resv());
+    /// The view of a notification that came through `attach`: `None` (and a
+    /// WARNING) unless `attach` is the umem's attachment. Call
+    /// [`UmemDmabuf::adopt_attachment`] first, so a notification that arrives
+    /// during creation finds the attachment.
+    pub(crate) fn notified(umem: &'a UmemDmabuf, attach: LockedAttachment<'a>) -> Option<Self> {
+        let ours = matches!(umem.attachment(), Ok(a) if ptr::eq(a, attach.attachment()));
         if warn_on_once!(
             !ours,
-            "ib_umem_dmabuf notified through another attachment or lock\n"
+            "ib_umem_dmabuf notified through another attachment\n"
         ) {
             return None;
         }
         // INVARIANT: checked above.
-        Some(Self {
-            umem,
-            attach,
-            locked,
-        })
+        Some(Self { umem, attach })
     }
 
     /// The umem.
@@ -326,16 +307,16 @@ impl<'a> UmemLocked<'a> {
         self.umem
     }
 
-    /// The umem's attachment.
+    /// The umem's attachment, locked: pin, unpin, map and unmap.
     #[inline]
-    pub(crate) fn attachment(&self) -> &'a Attachment {
+    pub(crate) fn attachment(&self) -> LockedAttachment<'a> {
         self.attach
     }
 
-    /// The proof of the buffer's lock, for the attachment's operations.
+    /// The proof of the buffer's lock, to wait for its fences.
     #[inline]
     pub(crate) fn locked(&self) -> &'a ResvLocked<'a> {
-        self.locked
+        self.attach.resv()
     }
 
     #[inline]
@@ -574,10 +555,10 @@ impl OwnedUmem {
         let umem = guard.view();
         last(&umem);
         if let Some(mapping) = umem.take_mapping() {
-            umem.attachment().unmap(umem.locked(), mapping);
+            umem.attachment().unmap(mapping);
         }
         if umem.pinned() {
-            umem.attachment().unpin(umem.locked());
+            umem.attachment().unpin();
             umem.set_pinned(false);
         }
     }

@@ -280,7 +280,7 @@ pub(crate) fn migrate(dmabuf: &DmaBuf, delay_ms: u32, fail_maps: bool) -> Result
     if !buf.dynamic {
         return Err(errno::eopnotsupp());
     }
-    let guard = dmabuf.resv().lock();
+    let guard = dmabuf.lock();
     // The previous migration's copy must be complete before it is copied again.
     guard.wait_kernel_fences()?;
     if buf.stats.pins.load(Ordering::Relaxed) > 0 {
@@ -294,7 +294,7 @@ pub(crate) fn migrate(dmabuf: &DmaBuf, delay_ms: u32, fail_maps: bool) -> Result
     buf.fail_map.store(fail_map, Ordering::Relaxed);
     dmabuf.zap_cpu_mappings();
     let notified = buf.stats.attachments.load(Ordering::Relaxed);
-    dmabuf.move_notify(&guard)?;
+    guard.move_notify();
     buf.stats
         .move_notifies
         .fetch_add(notified, Ordering::Relaxed);

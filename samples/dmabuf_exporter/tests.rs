@@ -4,9 +4,8 @@
 //! `dmabuf_exporter_rs_ib` (`exp_kunit.c`) runs it with ib_core's importer.
 
 use crate::abs::device::Device;
-use crate::abs::dma_buf::{Attachment, DmaBuf, Importer, Mapping};
+use crate::abs::dma_buf::{DmaBuf, Importer, LockedAttachment, Mapping};
 use crate::abs::dma_buf_export::{flush_delayed_releases, OwnedImport};
-use crate::abs::dma_resv::ResvLocked;
 use crate::abs::errno;
 use crate::abs::kunit::Test;
 use crate::abs::workqueue::msleep;
@@ -34,10 +33,10 @@ impl Importer for ProbeImporter {
     type Priv = Probe;
     const ALLOW_PEER2PEER: bool = false;
 
-    fn move_notify(probe: &Probe, attach: &Attachment, locked: &ResvLocked<'_>) {
+    fn move_notify(probe: &Probe, attach: LockedAttachment<'_>) {
         probe.notified.fetch_add(1, Ordering::Relaxed);
         if let Some(mapping) = probe.mapping.lock().take() {
-            attach.unmap(locked, mapping);
+            attach.unmap(mapping);
         }
     }
 }
@@ -51,13 +50,14 @@ fn probe() -> impl PinInit<Probe, Error> {
 
 /// Maps (under the lock, after waiting for kernel fences, as an importer
 /// must) and returns the DMA entries.
-fn map(dmabuf: &DmaBuf, import: &OwnedImport<ProbeImporter>) -> Result<KVec<(u64, u32)>> {
-    let guard = dmabuf.resv().lock();
+fn map(import: &OwnedImport<ProbeImporter>) -> Result<KVec<(u64, u32)>> {
+    let guard = import.attachment().lock();
+    let locked = guard.view();
     let mut slot = import.data().mapping.lock();
     if slot.is_none() {
-        *slot = Some(import.attachment().map(&guard)?);
+        *slot = Some(locked.map()?);
     }
-    guard.wait_kernel_fences()?;
+    locked.resv().wait_kernel_fences()?;
     let mut v = KVec::new();
     if let Some(m) = slot.as_ref() {
         for sg in m.table().dma_entries() {
@@ -67,10 +67,10 @@ fn map(dmabuf: &DmaBuf, import: &OwnedImport<ProbeImporter>) -> Result<KVec<(u64
     Ok(v)
 }
 
-fn unmap(dmabuf: &DmaBuf, import: &OwnedImport<ProbeImporter>) {
-    let guard = dmabuf.resv().lock();
+fn unmap(import: &OwnedImport<ProbeImporter>) {
+    let guard = import.attachment().lock();
     if let Some(m) = import.data().mapping.lock().take() {
-        import.attachment().unmap(&guard, m);
+        guard.view().unmap(m);
     }
 }
 
@@ -142,7 +142,7 @@ fn create_layouts(t: &Test) {
             let Some(imp) = import(t, dev, &buf) else {
                 return;
             };
-            let Ok(entries) = map(&buf, &imp) else {
+            let Ok(entries) = map(&imp) else {
                 return t.fail(format_args!("map failed"));
             };
             check_eq!(t, entries.len(), nents);
@@ -167,7 +167,7 @@ fn create_layouts(t: &Test) {
                 check!(t, addr % P as u64 == 0);
                 check_eq!(t, len as usize, w);
             }
-            unmap(&buf, &imp);
+            unmap(&imp);
             drop(imp);
             check_eq!(
                 t,
@@ -207,7 +207,7 @@ fn migrate_remaps(t: &Test) {
     };
     let Ok(data) = pattern(size, 7) else { return };
     check!(t, exporter::write(&buf, 0, &data).is_ok());
-    let Ok(before) = map(&buf, &imp) else {
+    let Ok(before) = map(&imp) else {
         return t.fail(format_args!("map failed"));
     };
     // The previous round's pages: a migration allocates the new pages while
@@ -218,7 +218,7 @@ fn migrate_remaps(t: &Test) {
         check!(t, exporter::migrate(&buf, 10, false).is_ok());
         check_eq!(t, imp.data().notified.load(Ordering::Relaxed), round);
         check!(t, imp.data().mapping.lock().is_none());
-        let Ok(after) = map(&buf, &imp) else {
+        let Ok(after) = map(&imp) else {
             return t.fail(format_args!("re-map failed"));
         };
         check_eq!(t, after.len(), before.len());
@@ -232,7 +232,7 @@ fn migrate_remaps(t: &Test) {
     }
     let s = exporter::stats(&buf).unwrap_or_default();
     check_eq!(t, (s.migrations, s.move_notifies, s.maps), (3, 3, 4));
-    unmap(&buf, &imp);
+    unmap(&imp);
 }
 
 fn migrate_refusals(t: &Test) {
@@ -243,15 +243,9 @@ fn migrate_refusals(t: &Test) {
     let Some(imp) = import(t, dev, &buf) else {
         return;
     };
-    {
-        let guard = buf.resv().lock();
-        check!(t, imp.attachment().pin(&guard).is_ok());
-    }
+    check!(t, imp.attachment().lock().view().pin().is_ok());
     check_eq!(t, exporter::migrate(&buf, 0, false), Err(EBUSY));
-    {
-        let guard = buf.resv().lock();
-        imp.attachment().unpin(&guard);
-    }
+    imp.attachment().lock().view().unpin();
     check_eq!(
         t,
         exporter::migrate(&buf, MAX_DELAY_MS + 1, false),
@@ -268,35 +262,6 @@ fn migrate_refusals(t: &Test) {
     );
 }
 
-/// A lock proof for another buffer is a caller bug: each abstraction refuses
-/// it with `EINVAL` and a kernel WARNING (once per call site). The WARNINGs
-/// are expected here: the markers tell the test runner's verdict, which
-/// fails on any WARNING outside such a pair (scripts/report.py).
-fn wrong_lock_refused(t: &Test) {
-    let Some(dev) = device(t) else { return };
-    let (Some(buf), Some(other)) = (setup(t, 4 * P, &[], true), setup(t, 4 * P, &[], true)) else {
-        return;
-    };
-    let Some(imp) = import(t, dev, &buf) else {
-        return;
-    };
-    pr_err!("umem-expect-warnings-begin wrong_lock_refused\n");
-    {
-        let wrong = other.resv().lock();
-        check_eq!(t, imp.attachment().pin(&wrong).err(), Some(EINVAL));
-        check_eq!(t, imp.attachment().map(&wrong).err(), Some(EINVAL));
-        check_eq!(t, buf.move_notify(&wrong).err(), Some(EINVAL));
-    }
-    pr_err!("umem-expect-warnings-end wrong_lock_refused\n");
-    // Nothing happened to the buffer: no pin, no mapping, nobody notified.
-    let s = exporter::stats(&buf).unwrap_or_default();
-    check_eq!(t, (s.pins, s.mappings, s.maps), (0, 0, 0));
-    check_eq!(t, imp.data().notified.load(Ordering::Relaxed), 0);
-    // With its own lock everything works.
-    check!(t, map(&buf, &imp).is_ok());
-    unmap(&buf, &imp);
-}
-
 /// Two importers of one device map the same pages at once (two MRs of one
 /// RDMA device on one buffer). Both see the same entries, and DMA-API
 /// debugging has nothing to object to: the verdict fails on its error count.
@@ -309,7 +274,7 @@ fn two_attachments_same_pages(t: &Test) {
         let (Some(a), Some(b)) = (import(t, dev, &buf), import(t, dev, &buf)) else {
             return;
         };
-        let (ea, eb) = (map(&buf, &a), map(&buf, &b));
+        let (ea, eb) = (map(&a), map(&b));
         check!(t, ea.is_ok() && eb.is_ok());
         if let (Ok(ea), Ok(eb)) = (ea, eb) {
             check_eq!(t, ea.len(), 4);
@@ -317,8 +282,8 @@ fn two_attachments_same_pages(t: &Test) {
         }
         let s = exporter::stats(&buf).unwrap_or_default();
         check_eq!(t, (s.attachments, s.mappings), (2, 2));
-        unmap(&buf, &a);
-        unmap(&buf, &b);
+        unmap(&a);
+        unmap(&b);
     }
 }
 
@@ -359,10 +324,10 @@ fn refcounts(t: &Test) {
         let Some(imp) = import(t, dev, &buf) else {
             return;
         };
-        let _ = map(&buf, &imp);
+        let _ = map(&imp);
         check!(t, exporter::migrate(&buf, 0, false).is_ok());
-        let _ = map(&buf, &imp);
-        unmap(&buf, &imp);
+        let _ = map(&imp);
+        unmap(&imp);
         drop(imp);
         check_eq!(
             t,
@@ -416,7 +381,6 @@ kunit_suite!(
         create_rejects,
         migrate_remaps,
         migrate_refusals,
-        wrong_lock_refused,
         two_attachments_same_pages,
         fence_orders_copy,
         refcounts,

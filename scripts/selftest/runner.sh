@@ -130,9 +130,9 @@ expect fail "no kmemleak report" "$tmp/noleakscan" || bad=1
 # one after the end marker does, and so does a lockdep report inside.
 expected_warning() {	# expected_warning LINE_INSIDE [LINE_AFTER]
 	ktap ok
-	echo "[    1.4] umem-expect-warnings-begin wrong_lock_refused"
+	echo "[    1.4] umem-expect-warnings-begin provoked_case"
 	echo "[    1.5] $1"
-	echo "[    1.6] umem-expect-warnings-end wrong_lock_refused"
+	echo "[    1.6] umem-expect-warnings-end provoked_case"
 	[ -n "${2:-}" ] && echo "[    1.7] $2"
 	end
 }
