@@ -12,7 +12,8 @@ use kernel::bindings;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
-/// A `struct device` that DMA is done for, borrowed.
+/// A `struct device` that DMA is done for, borrowed, or held as
+/// `ARef<Device>` (`get_device`/`put_device`).
 ///
 /// # Invariants
 ///
@@ -70,6 +71,22 @@ impl Device {
         kernel::error::to_result(unsafe {
             bindings::dma_coerce_mask_and_coherent(self.as_raw(), mask)
         })
+    }
+}
+
+// SAFETY: `get_device` and `put_device` keep the device live while a
+// reference is held; the last `put_device` frees it through its release
+// callback, on any thread.
+#[cfg(umem_exporter)]
+unsafe impl kernel::types::AlwaysRefCounted for Device {
+    fn inc_ref(&self) {
+        // SAFETY: the device is live (type invariant).
+        unsafe { bindings::get_device(self.as_raw()) };
+    }
+
+    unsafe fn dec_ref(obj: core::ptr::NonNull<Self>) {
+        // SAFETY: the caller gives up one reference it held.
+        unsafe { bindings::put_device(obj.cast().as_ptr()) }
     }
 }
 

@@ -5,7 +5,6 @@
 //! C header: [`include/linux/miscdevice.h`](srctree/include/linux/miscdevice.h)
 
 use core::marker::PhantomData;
-use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::bindings;
 use kernel::prelude::*;
 use kernel::types::Opaque;
@@ -21,19 +20,20 @@ pub(crate) trait Ioctl: 'static {
 ///
 /// # Invariants
 ///
-/// If `registered`, `misc` was registered with `misc_register` and its `fops`
-/// point to `fops`, which lives (in its box) as long as `self`.
+/// `misc` is registered (`misc_register`) for the whole life of the value,
+/// with `fops` pointing to the contents of `fops`, which stay in their box
+/// until after the deregistration in `drop`. There is no unregistered state:
+/// the value is only made by an initialiser that registers.
 #[pin_data(PinnedDrop)]
 pub(crate) struct MiscDevice<T: Ioctl> {
+    fops: KBox<bindings::file_operations>,
     #[pin]
     misc: Opaque<bindings::miscdevice>,
-    fops: KBox<bindings::file_operations>,
-    registered: AtomicBool,
     _t: PhantomData<T>,
 }
 
-// SAFETY: Registration state is only changed at creation and drop; the C
-// device is used by the misc core under its own lock.
+// SAFETY: The value does not change after registration; the C device is used
+// by the misc core under its own lock.
 unsafe impl<T: Ioctl> Sync for MiscDevice<T> {}
 // SAFETY: As above; it may be dropped on any thread.
 unsafe impl<T: Ioctl> Send for MiscDevice<T> {}
@@ -58,24 +58,30 @@ impl<T: Ioctl> MiscDevice<T> {
             // CAST: `MISC_DYNAMIC_MINOR` is 255.
             minor: bindings::MISC_DYNAMIC_MINOR as i32,
             name: name.as_char_ptr(),
+            // The box's contents do not move when the box moves into `Self`.
             fops: &*fops,
             ..Default::default()
         };
-        let dev = KBox::pin(
-            Self {
-                misc: Opaque::new(misc),
+        // SAFETY: the closure writes the whole `miscdevice` into the pinned
+        // slot, then registers it; if registration fails the slot holds plain
+        // data that needs no drop, so giving up on it is fine. `fops` outlives
+        // the registration (type invariant, upheld by `drop`).
+        let misc = unsafe {
+            kernel::init::pin_init_from_closure(move |slot: *mut Opaque<bindings::miscdevice>| {
+                let slot = Opaque::raw_get(slot);
+                slot.write(misc);
+                kernel::error::to_result(bindings::misc_register(slot))
+            })
+        };
+        // INVARIANT: the value exists only if `misc` registered.
+        KBox::try_pin_init(
+            try_pin_init!(Self {
                 fops,
-                registered: AtomicBool::new(false),
+                misc <- misc,
                 _t: PhantomData,
-            },
+            }),
             GFP_KERNEL,
-        )?;
-        // SAFETY: `misc` is pinned in its box and its `fops` box lives as long as
-        // the device; it is deregistered in `drop` before either goes away.
-        kernel::error::to_result(unsafe { bindings::misc_register(dev.misc.get()) })?;
-        // INVARIANT: registered just above.
-        dev.registered.store(true, Ordering::Release);
-        Ok(dev)
+        )
     }
 
     /// # Safety
@@ -97,10 +103,8 @@ impl<T: Ioctl> MiscDevice<T> {
 #[pinned_drop]
 impl<T: Ioctl> PinnedDrop for MiscDevice<T> {
     fn drop(self: Pin<&mut Self>) {
-        if self.registered.load(Ordering::Acquire) {
-            // SAFETY: registered (type invariant); deregistered once, here.
-            unsafe { bindings::misc_deregister(self.misc.get()) };
-        }
+        // SAFETY: registered (type invariant); deregistered once, here.
+        unsafe { bindings::misc_deregister(self.misc.get()) };
         // `fops` is dropped after this, once no new open can find it; open files
         // pin the module, so their ioctls finish before the module (and this
         // value) goes away.

@@ -25,6 +25,8 @@ use super::dma_buf_export::DmaDirection;
 use super::page::ChunkSet;
 #[cfg(umem_exporter)]
 use kernel::page::PAGE_SIZE;
+#[cfg(umem_exporter)]
+use kernel::types::ARef;
 
 /// One entry of a mapped table, seen through its DMA fields only.
 ///
@@ -320,28 +322,35 @@ impl DmaWindow {
     }
 }
 
-/// A table allocated by this crate (tests, exporters), with settable DMA entries.
+/// A `struct sg_table` allocated by this crate (`sg_alloc_table`), freed on
+/// drop: an exporter's table, or a test's with settable DMA entries.
 ///
 /// # Invariants
 ///
-/// `table` was set up by a successful `sg_alloc_table` and is freed on drop.
-#[cfg(umem_importer)]
+/// `table` was set up by a successful `sg_alloc_table` and is freed once, on
+/// drop. (The C struct holds no pointer to itself, so the value may move.)
+#[repr(transparent)]
 pub(crate) struct OwnedSgTable {
-    table: KBox<Opaque<bindings::sg_table>>,
+    table: Opaque<bindings::sg_table>,
 }
 
-#[cfg(umem_importer)]
 impl OwnedSgTable {
     /// Allocates a table of `n` zeroed entries, all counted as mapped.
-    #[cfg(umem_importer)]
     pub(crate) fn new(n: u32) -> Result<Self> {
-        let table = KBox::new(Opaque::<bindings::sg_table>::uninit(), GFP_KERNEL)?;
+        let table = Opaque::<bindings::sg_table>::uninit();
         // SAFETY: `table.get()` is valid for writes; `sg_alloc_table` initialises it
-        // (on failure it frees what it allocated and leaves nothing to free).
+        // (on failure it frees what it allocated and leaves nothing to free, and
+        // no `OwnedSgTable` is made).
         kernel::error::to_result(unsafe {
             bindings::sg_alloc_table(table.get(), n, bindings::GFP_KERNEL)
         })?;
+        // INVARIANT: allocated just above.
         Ok(Self { table })
+    }
+
+    #[inline]
+    fn as_raw(&self) -> *mut bindings::sg_table {
+        self.table.get()
     }
 
     /// Sets the DMA address and length of entry `i`.
@@ -360,29 +369,17 @@ impl core::ops::Deref for OwnedSgTable {
     fn deref(&self) -> &SgTable {
         // SAFETY: the table is allocated and lives as long as `self` (type invariant);
         // its entries are plain memory with DMA fields this crate set.
-        unsafe { SgTable::from_raw(self.table.get()) }
+        unsafe { SgTable::from_raw(self.as_raw()) }
     }
 }
 
-#[cfg(umem_importer)]
 impl Drop for OwnedSgTable {
     fn drop(&mut self) {
         // SAFETY: allocated by `sg_alloc_table` (type invariant), freed once.
-        unsafe { bindings::sg_free_table(self.table.get()) };
+        unsafe { bindings::sg_free_table(self.as_raw()) };
     }
 }
 
-/// A table of a [`ChunkSet`]'s pages, built by an exporter and DMA-mapped for
-/// one device: one entry per chunk, or per piece of a chunk longer than the
-/// device's maximum segment size.
-///
-/// # Invariants
-///
-/// `sgt` is first, so the table's address is this value's. If `allocated`,
-/// it was allocated with one entry per segment of `pages`; if `mapped`, each
-/// entry was set to its segment and the table mapped with
-/// `dma_map_sgtable(dev, dir, MAP_ATTRS)`. Drop undoes what was done. `pages` keeps the
-/// memory alive while the table exists.
 /// Attributes of an exporter's mappings: like DRM PRIME (`drm_gem_map_dma_buf`),
 /// no CPU cache maintenance at map and unmap time. Several attachments map the
 /// same pages at once (two MRs on one buffer); cache maintenance is the CPU
@@ -392,19 +389,28 @@ impl Drop for OwnedSgTable {
 // CAST: the attribute bits are small constants; bindgen gives `unsigned long` as `usize`.
 const MAP_ATTRS: usize = bindings::DMA_ATTR_SKIP_CPU_SYNC as usize;
 
+/// A table of a [`ChunkSet`]'s pages, built by an exporter and DMA-mapped for
+/// one device: one entry per chunk, or per piece of a chunk longer than the
+/// device's maximum segment size.
+///
+/// # Invariants
+///
+/// `table` is first, so the value's address is the `struct sg_table`'s. It
+/// has one entry per segment of `pages`, set to that segment, and is mapped
+/// with `dma_map_sgtable(dev, dir, MAP_ATTRS)`; `drop` unmaps it, then the
+/// fields go in their order, which is the rest of the undo order: the table
+/// is freed, the device reference put, the pages released.
 #[cfg(umem_exporter)]
 #[repr(C)]
 pub(crate) struct PageTable {
-    sgt: Opaque<bindings::sg_table>,
-    dev: *mut bindings::device,
+    table: OwnedSgTable,
+    dev: ARef<Device>,
     dir: DmaDirection,
     pages: Arc<ChunkSet>,
-    allocated: bool,
-    mapped: bool,
 }
 
 // SAFETY: The table is plain memory; it may be unmapped and freed on any thread
-// (the device is kept alive by the attachment the table was mapped for).
+// (it holds a reference on its device).
 #[cfg(umem_exporter)]
 unsafe impl Send for PageTable {}
 
@@ -418,28 +424,11 @@ impl PageTable {
             PAGE_SIZE,
         );
         let n: usize = pages.chunks().iter().map(|c| c.len().div_ceil(seg)).sum();
-        let n = u32::try_from(n).map_err(|_| EINVAL)?;
-        let mut table = KBox::new(
-            Self {
-                sgt: Opaque::uninit(),
-                dev: dev.as_raw(),
-                dir,
-                pages,
-                allocated: false,
-                mapped: false,
-            },
-            GFP_KERNEL,
-        )?;
-        let sgt = table.sgt.get();
-        // SAFETY: `sgt` is valid for writes; `sg_alloc_table` initialises it, or
-        // frees what it allocated and fails.
-        kernel::error::to_result(unsafe {
-            bindings::sg_alloc_table(sgt, n, bindings::GFP_KERNEL)
-        })?;
-        table.allocated = true;
+        let table = OwnedSgTable::new(u32::try_from(n).map_err(|_| EINVAL)?)?;
+        let sgt = table.as_raw();
         // SAFETY: the table was just allocated with `n` entries.
         let mut sg = unsafe { (*sgt).sgl };
-        for chunk in table.pages.chunks() {
+        for chunk in pages.chunks() {
             let mut off = 0;
             while off < chunk.len() {
                 let len = core::cmp::min(seg, chunk.len() - off);
@@ -454,15 +443,21 @@ impl PageTable {
                 off += len;
             }
         }
-        // SAFETY: the table describes live pages; the device is live; the mapping
-        // is undone in `drop`.
+        // SAFETY: the table describes live pages; the device is live. On
+        // failure nothing is mapped and `table` is freed on return.
         kernel::error::to_result(unsafe {
             bindings::dma_map_sgtable(dev.as_raw(), sgt, dir.as_raw(), MAP_ATTRS)
         })?;
-        table.mapped = true;
-        Ok(table)
+        // INVARIANT: mapped just above; from here `drop` unmaps (also if the
+        // allocation below fails and the value is dropped).
+        let table = Self {
+            table,
+            dev: dev.into(),
+            dir,
+            pages,
+        };
+        Ok(KBox::new(table, GFP_KERNEL)?)
     }
-
     /// Hands the table to the dma-buf core.
     pub(crate) fn into_raw(table: KBox<Self>) -> *mut bindings::sg_table {
         KBox::into_raw(table).cast()
@@ -474,8 +469,8 @@ impl PageTable {
     ///
     /// `sgt` came from `into_raw` and is given back once.
     pub(crate) unsafe fn from_raw(sgt: *mut bindings::sg_table) -> KBox<Self> {
-        // SAFETY: `sgt` is the address of a `KBox<PageTable>` (`sgt` is its first
-        // field, `repr(C)`), owned again from here.
+        // SAFETY: `sgt` is the address of a `KBox<PageTable>` (`table` is its first
+        // field, `repr(C)`, over the C struct), owned again from here.
         unsafe { KBox::from_raw(sgt.cast::<Self>()) }
     }
 }
@@ -483,14 +478,15 @@ impl PageTable {
 #[cfg(umem_exporter)]
 impl Drop for PageTable {
     fn drop(&mut self) {
-        let sgt = self.sgt.get();
-        if self.mapped {
-            // SAFETY: mapped for `dev` with `dir` in `new` (type invariant).
-            unsafe { bindings::dma_unmap_sgtable(self.dev, sgt, self.dir.as_raw(), MAP_ATTRS) };
-        }
-        if self.allocated {
-            // SAFETY: allocated in `new` (type invariant), freed once.
-            unsafe { bindings::sg_free_table(sgt) };
-        }
+        // SAFETY: mapped for `dev` with `dir` and `MAP_ATTRS` (type invariant),
+        // unmapped once; the fields are dropped after this.
+        unsafe {
+            bindings::dma_unmap_sgtable(
+                self.dev.as_raw(),
+                self.table.as_raw(),
+                self.dir.as_raw(),
+                MAP_ATTRS,
+            )
+        };
     }
 }
