@@ -2,10 +2,10 @@
 
 //! KUnit suite `umem_dmabuf_rs_abs`: tests of the abstraction layer.
 
-use crate::abs::dma_resv::OwnedResv;
 use crate::abs::kunit::Test;
 use crate::abs::scatterlist::{OwnedSgTable, SgTable};
 use crate::{check, check_eq, kunit_suite};
+use kernel::dma_buf::dma_resv::OwnedResv;
 use kernel::prelude::*;
 
 const PAGE: u64 = 4096;

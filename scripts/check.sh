@@ -88,7 +88,9 @@ UMEM_SMP=${UMEM_SIDE_SMP:-1} UMEM_TIMEOUT=${UMEM_TIMEOUT:-900} \
 rpid=$!
 [ "${UMEM_SERIAL:-0}" = 1 ] && wait $rpid
 record "userspace crates: cargo clippy -D warnings" "$ROOT/scripts/lint.sh" clippy-user
-record "checkpatch --strict: patches" "$ROOT/scripts/kpatch.sh" check
+record "checkpatch --strict: patches; rust/kernel/ equals the series" "$ROOT/scripts/kpatch.sh" check
+record "kernel crate with the series' abstractions: clippy (CLIPPY=1, no warnings)" \
+	"$ROOT/scripts/lint.sh" clippy-kernel
 record "checkpatch --strict: C sources" "$ROOT/scripts/lint.sh" checkpatch
 record "runner self-test (verdict on synthetic logs)" "$ROOT/scripts/selftest/runner.sh"
 UMEM_TIMEOUT=${UMEM_TIMEOUT:-600} "$ROOT/scripts/qemu.sh" check "$log" ${UMEM_CMDLINE:-} || true

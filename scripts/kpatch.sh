@@ -4,8 +4,12 @@
 #   kpatch.sh checkout    reset the cached tree to pristine + patches/ (commits)
 #   kpatch.sh export      write the commits above "pristine" back to patches/
 #                         (0000-cover-letter.patch, written by hand, is kept)
+#   kpatch.sh rust-sync   fold the changes of rust/kernel/ (this repository's
+#                         copy of the kernel-crate files the series adds) into
+#                         the patches that added them, then export
 #   kpatch.sh check       checkpatch --strict every patch in patches/; the
-#                         cover letter must count the patches it covers
+#                         cover letter must count the patches it covers;
+#                         rust/kernel/ must equal what the series makes
 #   kpatch.sh build-each  build the test kernel after each patch in turn, in
 #                         a separate tree and build directory of the cache
 #                         (the first build is a full one: 15 to 25 minutes)
@@ -13,6 +17,19 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 PDIR=$ROOT/patches/linux-6.12
 COVER=$PDIR/0000-cover-letter.patch
+
+# The kernel-crate files kept here as plain files (paths as in the kernel).
+rust_files() {
+	(cd "$ROOT" && find rust/kernel -type f -name '*.rs' | LC_ALL=C sort)
+}
+
+# Brings the cached tree to pristine + patches/ unless it is there already.
+series_tree() {
+	if [ "$(cat "$KSRC/.umem-series" 2>/dev/null)" != "$(series_key)" ] ||
+	   ! git_tree "$KSRC" diff --quiet HEAD; then
+		"$ROOT/scripts/kernel.sh" --prepare-only >&2
+	fi
+}
 
 case "${1:-}" in
 checkout)
@@ -22,11 +39,49 @@ checkout)
 export)
 	series_patches | xargs -r rm -f
 	git -C "$KSRC" format-patch -q --no-signature --zero-commit -N -o "$PDIR" pristine..HEAD
+	# The cover letter's text is written by hand; its shortlog and diffstat
+	# (from the author line "NAME (N):" to the end) follow the series.
+	stat=$(git -C "$KSRC" format-patch --cover-letter --stdout pristine..HEAD |
+		awk '/^\*\*\* BLURB HERE/ { f = 1; next }
+		     f && !d && /^[^ ].* \([0-9]+\):$/ { p = 1 }
+		     p && /^-- ?$/ { p = 0; d = 1 }
+		     p && !/^ create mode/')
+	awk -v stat="$stat" '/^[^ ].* \([0-9]+\):$/ && !done { print stat; print ""; skip = 1; done = 1 }
+		skip && /^-- ?$/ { skip = 0 }
+		!skip' "$COVER" >"$COVER.tmp" && mv "$COVER.tmp" "$COVER"
 	ls "$PDIR"
+	;;
+rust-sync)
+	series_tree
+	n=0
+	for f in $(rust_files); do
+		cmp -s "$ROOT/$f" "$KSRC/$f" && continue
+		c=$(git_tree "$KSRC" log -1 --format=%H pristine..HEAD -- "$f")
+		[ -n "$c" ] || die "$f: no patch adds it yet; commit it in $KSRC (git add, git commit), then: $0 export"
+		cp "$ROOT/$f" "$KSRC/$f"
+		git_tree "$KSRC" commit -q --fixup="$c" -- "$f"
+		say "$f -> $(git_tree "$KSRC" log -1 --format=%s "$c")"
+		n=$((n + 1))
+	done
+	if [ $n = 0 ]; then
+		say "rust/kernel/ and the series agree"
+		exit 0
+	fi
+	GIT_SEQUENCE_EDITOR=: git_tree "$KSRC" rebase -q -i --autosquash pristine
+	"$0" export >/dev/null
+	echo "$(series_key)" >"$KSRC/.umem-series"
+	say "patches/ updated ($n file(s)); make check rebuilds the kernel incrementally"
 	;;
 check)
 	[ -x "$KSRC/scripts/checkpatch.pl" ] || "$ROOT/scripts/kernel.sh" --prepare-only
 	rc=0
+	series_tree
+	for f in $(rust_files); do
+		if ! git_tree "$KSRC" show "HEAD:$f" 2>/dev/null | cmp -s - "$ROOT/$f"; then
+			echo "$f: differs from what patches/ make (edit here, then: $0 rust-sync)" >&2
+			rc=1
+		fi
+	done
 	for p in $(series_patches); do
 		"$KSRC/scripts/checkpatch.pl" --strict -q --no-tree \
 			--ignore FILE_PATH_CHANGES "$p" || rc=1
@@ -75,7 +130,7 @@ build-each)
 	exit $rc
 	;;
 *)
-	sed -n '3,11p' "$0"
+	sed -n '3,14p' "$0"
 	exit 2
 	;;
 esac

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# lint.sh rustfmt|rustfmt-fix|no-unsafe|clippy-user|checkpatch: style checks on the project's own sources, with
-# the kernel's own configuration and tools.
+# lint.sh rustfmt|rustfmt-fix|no-unsafe|clippy-user|clippy-kernel|checkpatch:
+# style checks on the project's own sources, with the kernel's own
+# configuration and tools.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -9,7 +10,7 @@ cd "$ROOT"
 case "$1" in
 rustfmt | rustfmt-fix)
 	# Crate roots; rustfmt follows their `mod` declarations.
-	roots=(rust/umem_rs.rs samples/dmabuf_exporter/dmabuf_exp.rs)
+	roots=(rust/umem_rs.rs samples/dmabuf_exporter/dmabuf_exp.rs rust/kernel/dma_buf.rs)
 	check=--check
 	[ "$1" = rustfmt-fix ] && check=
 	rustfmt $check --edition 2021 --config-path "$KSRC/.rustfmt.toml" "${roots[@]}"
@@ -23,6 +24,18 @@ clippy-user)
 		cargo clippy --quiet --release --locked --manifest-path "$manifest" \
 			--target-dir "$CARGO_TARGET" -- -D warnings
 	done
+	;;
+clippy-kernel)
+	# The kernel crate with the series' files (rust/kernel/ here), rebuilt
+	# with the kernel's clippy lints (-W: as if lib.rs had changed; the
+	# object is the same, so nothing else is rebuilt until the next kernel
+	# build). Warnings fail the check.
+	out=$(make -s -C "$KSRC" O="$KOUT" LLVM=1 CLIPPY=1 -W rust/kernel/lib.rs \
+		rust/kernel.o 2>&1) || { echo "$out" >&2; exit 1; }
+	if grep -q 'warning' <<<"$out"; then
+		echo "$out" >&2
+		exit 1
+	fi
 	;;
 no-unsafe)
 	# The importer logic and the test bodies stay on the safe abstractions.
@@ -39,7 +52,7 @@ checkpatch)
 		-f "${files[@]}"
 	;;
 *)
-	echo "usage: $0 rustfmt|rustfmt-fix|no-unsafe|clippy-user|checkpatch" >&2
+	echo "usage: $0 rustfmt|rustfmt-fix|no-unsafe|clippy-user|clippy-kernel|checkpatch" >&2
 	exit 2
 	;;
 esac

@@ -18,12 +18,12 @@
 
 use super::bug::warn_on_once;
 use super::device::Device;
-use super::dma_resv::{DmaResv, ResvGuard, ResvLocked};
 use super::errno::from_err_ptr;
 use super::scatterlist::{DmaWindow, SgTable};
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::bindings;
+use kernel::dma_buf::dma_resv::{DmaResv, ResvGuard, ResvLocked};
 use kernel::prelude::*;
 use kernel::types::{ARef, AlwaysRefCounted, Opaque};
 

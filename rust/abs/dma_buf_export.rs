@@ -11,12 +11,12 @@
 
 use super::device::Device;
 use super::dma_buf::{Attachment, DmaBuf, DynAttachment, Importer, ImporterOps};
-use super::dma_resv::{ResvGuard, ResvLocked};
 use super::errno::from_err_ptr;
 use core::marker::PhantomData;
 use core::ops::Deref;
 use core::ptr::NonNull;
 use kernel::bindings;
+use kernel::dma_buf::dma_resv::{ResvGuard, ResvLocked};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::{ARef, AlwaysRefCounted};

@@ -7,16 +7,10 @@
 use kernel::bindings;
 use kernel::error::Error;
 
-/// `-ETIMEDOUT`
-pub(crate) fn etimedout() -> Error {
-    // CAST: errno values are small positive integers.
-    Error::from_errno(-(bindings::ETIMEDOUT as i32))
-}
-
 /// `-EOPNOTSUPP`
 #[cfg(umem_exporter)]
 pub(crate) fn eopnotsupp() -> Error {
-    // CAST: as above.
+    // CAST: errno values are small positive integers.
     Error::from_errno(-(bindings::EOPNOTSUPP as i32))
 }
 

@@ -3,7 +3,10 @@
 //! Safe abstractions over the C objects the importer uses.
 //!
 //! Written as if for `rust/kernel`: each submodule wraps one C subsystem and is
-//! the only place where `unsafe` code appears in this crate.
+//! the only place where `unsafe` code appears in this crate. The kernel crate
+//! of the patched kernel has the first of them already (`kernel::dma_buf::
+//! {dma_resv, dma_fence}`, patch 6 of the series, sources in `rust/kernel/`);
+//! the rest moves there the same way.
 //!
 //! The exporter sample (`samples/dmabuf_exporter`) compiles the same files
 //! with its own list, which adds `dma_buf_export`, `dma_fence`, `miscdev`,
@@ -15,7 +18,6 @@
 pub(crate) mod bug;
 pub(crate) mod device;
 pub(crate) mod dma_buf;
-pub(crate) mod dma_resv;
 pub(crate) mod errno;
 pub(crate) mod kunit;
 pub(crate) mod scatterlist;

@@ -16,11 +16,11 @@ use super::dma_buf::{
     AttachOps, Attachment, AttachmentGuard, DmaBuf, DynAttachment, Importer, ImporterOps,
     LockedAttachment, Mapping,
 };
-use super::dma_resv::{DmaResv, ResvLocked};
 use super::scatterlist::{DmaWindow, WindowParts};
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::bindings;
+use kernel::dma_buf::dma_resv::{DmaResv, ResvLocked};
 use kernel::prelude::*;
 use kernel::types::{ARef, Opaque};
 

@@ -16,8 +16,6 @@ mod abs {
     pub(crate) mod device;
     pub(crate) mod dma_buf;
     pub(crate) mod dma_buf_export;
-    pub(crate) mod dma_fence;
-    pub(crate) mod dma_resv;
     pub(crate) mod errno;
     pub(crate) mod kunit;
     pub(crate) mod miscdev;

@@ -12,12 +12,12 @@
 
 use crate::abs::dma_buf::{Attachment, DmaBuf};
 use crate::abs::dma_buf_export::{self, DmaDirection, ExportedTable, Exporter, Fault};
-use crate::abs::dma_fence::Fence;
 use crate::abs::errno;
 use crate::abs::page::{ChunkSet, MAX_CHUNK_ORDER};
 use crate::abs::scatterlist::PageTable;
 use crate::abs::workqueue::{msleep, OwnedQueue};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use kernel::dma_buf::dma_fence::Fence;
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};

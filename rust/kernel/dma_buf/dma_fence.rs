@@ -4,10 +4,10 @@
 //!
 //! C header: [`include/linux/dma-fence.h`](srctree/include/linux/dma-fence.h)
 
+use crate::bindings;
+use crate::prelude::*;
+use crate::types::{ARef, AlwaysRefCounted, Opaque};
 use core::ptr::NonNull;
-use kernel::bindings;
-use kernel::prelude::*;
-use kernel::types::{ARef, AlwaysRefCounted, Opaque};
 
 /// The memory of a fence made by [`Fence::new`]: the fence first, so the
 /// dma-fence core's default release (`kfree_rcu()` of the fence) frees it all.
@@ -17,14 +17,14 @@ struct FenceAlloc {
     lock: bindings::spinlock_t,
 }
 
-/// A `struct dma_fence` created by this crate, signalled by its owner.
+/// A `struct dma_fence` created by Rust code, signalled by its owner.
 ///
 /// # Invariants
 ///
 /// The fence is live while a reference is held (`dma_fence_get`/`put`); it
 /// was initialised by [`Fence::new`] inside a [`FenceAlloc`].
 #[repr(transparent)]
-pub(crate) struct Fence(Opaque<bindings::dma_fence>);
+pub struct Fence(Opaque<bindings::dma_fence>);
 
 // SAFETY: dma-fence reference counts are atomic; the last put may happen on
 // any thread.
@@ -55,9 +55,9 @@ unsafe impl Sync for FenceLockClass {}
 
 static FENCE_LOCK_CLASS: FenceLockClass = FenceLockClass(Opaque::uninit());
 
-const FENCE_NAME: &kernel::str::CStr = kernel::c_str!("umem_dmabuf_rs");
+const FENCE_NAME: &crate::str::CStr = crate::c_str!("rust_dma_fence");
 
-extern "C" fn fence_name(_fence: *mut bindings::dma_fence) -> *const kernel::ffi::c_char {
+extern "C" fn fence_name(_fence: *mut bindings::dma_fence) -> *const crate::ffi::c_char {
     FENCE_NAME.as_char_ptr()
 }
 
@@ -70,7 +70,7 @@ static FENCE_OPS: bindings::dma_fence_ops = bindings::dma_fence_ops {
 
 impl Fence {
     /// Creates an unsignalled fence on a context of its own.
-    pub(crate) fn new() -> Result<ARef<Self>> {
+    pub fn new() -> Result<ARef<Self>> {
         // SAFETY: all-zero is a valid initial state for both members, which are
         // initialised below before use.
         let alloc = KBox::new(unsafe { core::mem::zeroed::<FenceAlloc>() }, GFP_KERNEL)?;
@@ -99,12 +99,13 @@ impl Fence {
         Ok(unsafe { ARef::from_raw(NonNull::new_unchecked(alloc.cast::<Self>())) })
     }
 
-    pub(crate) fn as_raw(&self) -> *mut bindings::dma_fence {
+    /// The C object.
+    pub fn as_raw(&self) -> *mut bindings::dma_fence {
         self.0.get()
     }
 
     /// Signals the fence (a second call is a no-op).
-    pub(crate) fn signal(&self) {
+    pub fn signal(&self) {
         // SAFETY: live by the type invariant.
         let _ = unsafe { bindings::dma_fence_signal(self.as_raw()) };
     }

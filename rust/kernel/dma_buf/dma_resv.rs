@@ -10,14 +10,13 @@
 //! value that can only exist while the lock is held, which those operations
 //! take by reference.
 
-#[cfg(umem_exporter)]
 use super::dma_fence::Fence;
+use crate::bindings;
+use crate::prelude::*;
+use crate::types::Opaque;
 use core::marker::PhantomData;
 use core::ops::Deref;
 use core::ptr;
-use kernel::bindings;
-use kernel::prelude::*;
-use kernel::types::Opaque;
 
 /// A `struct dma_resv`.
 ///
@@ -25,7 +24,7 @@ use kernel::types::Opaque;
 ///
 /// The wrapped object is initialised (`dma_resv_init`) and not yet finalised.
 #[repr(transparent)]
-pub(crate) struct DmaResv(Opaque<bindings::dma_resv>);
+pub struct DmaResv(Opaque<bindings::dma_resv>);
 
 // SAFETY: A reservation object is designed to be used from any thread; all
 // state is protected by its own lock.
@@ -40,20 +39,21 @@ impl DmaResv {
     /// # Safety
     ///
     /// `ptr` points to an initialised `struct dma_resv` that stays valid for `'a`.
-    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::dma_resv) -> &'a Self {
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::dma_resv) -> &'a Self {
         // SAFETY: `DmaResv` is `repr(transparent)` over the C struct, and the
         // caller guarantees validity for `'a`.
         unsafe { &*ptr.cast::<Self>() }
     }
 
     /// Returns the raw pointer to the C object.
+    /// The C object.
     #[inline]
-    pub(crate) fn as_raw(&self) -> *mut bindings::dma_resv {
+    pub fn as_raw(&self) -> *mut bindings::dma_resv {
         self.0.get()
     }
 
     /// Takes the reservation lock (uninterruptible, no acquire context).
-    pub(crate) fn lock(&self) -> ResvGuard<'_> {
+    pub fn lock(&self) -> ResvGuard<'_> {
         // SAFETY: `self.as_raw()` is an initialised reservation object by the type
         // invariant. Without an acquire context `ww_mutex_lock` cannot fail
         // (-EALREADY and -EDEADLK need a context), so the result is always 0.
@@ -83,7 +83,7 @@ impl DmaResv {
     /// The current thread holds the lock of `self` for all of `'a`, and no
     /// other [`ResvLocked`] for it is in use meanwhile.
     #[inline]
-    pub(crate) unsafe fn assume_locked<'a>(&'a self) -> ResvLocked<'a> {
+    pub unsafe fn assume_locked<'a>(&'a self) -> ResvLocked<'a> {
         #[cfg(CONFIG_LOCKDEP)]
         // SAFETY: `self.as_raw()` is valid by the type invariant.
         unsafe {
@@ -103,15 +103,13 @@ impl DmaResv {
     ///
     /// The current thread holds the lock, and no [`ResvLocked`] or
     /// [`ResvGuard`] for it is alive.
-    #[cfg(umem_importer)]
-    pub(crate) unsafe fn unlock_leaked(&self) {
+    pub unsafe fn unlock_leaked(&self) {
         // SAFETY: valid by the type invariant; held by the caller's contract.
         unsafe { unlock(self.as_raw()) };
     }
 
     /// Returns whether some thread holds the lock (for tests and assertions).
-    #[cfg(umem_importer)]
-    pub(crate) fn is_locked(&self) -> bool {
+    pub fn is_locked(&self) -> bool {
         // SAFETY: `self.as_raw()` is valid by the type invariant.
         unsafe { bindings::dma_resv_is_locked(self.as_raw()) }
     }
@@ -122,27 +120,25 @@ impl DmaResv {
 /// # Invariants
 ///
 /// The lock of `resv` is held by the current thread for the whole lifetime `'a`.
-pub(crate) struct ResvLocked<'a> {
+pub struct ResvLocked<'a> {
     resv: &'a DmaResv,
     /// The lock belongs to the thread that took it.
     _not_send: PhantomData<*mut ()>,
 }
 
 impl ResvLocked<'_> {
-    /// Returns whether this proof is for `resv` (for tests: the abstractions
-    /// tie each proof to its object by construction).
-    #[cfg(umem_importer)]
+    /// Returns whether this proof is for `resv` (for tests: the dma-buf
+    /// abstractions tie each proof to its object by construction).
     #[inline]
-    pub(crate) fn is_for(&self, resv: &DmaResv) -> bool {
+    pub fn is_for(&self, resv: &DmaResv) -> bool {
         ptr::eq(self.resv, resv)
     }
 
     /// Adds `fence` with usage `DMA_RESV_USAGE_KERNEL` (memory management:
     /// importers wait for it before touching the buffer).
-    #[cfg(umem_exporter)]
-    pub(crate) fn add_kernel_fence(&self, fence: &Fence) -> Result {
+    pub fn add_kernel_fence(&self, fence: &Fence) -> Result {
         // SAFETY: the object is valid and its lock is held, as both calls require.
-        kernel::error::to_result(unsafe {
+        crate::error::to_result(unsafe {
             bindings::dma_resv_reserve_fences(self.resv.as_raw(), 1)
         })?;
         // SAFETY: as above; a slot was reserved; the object takes its own reference.
@@ -163,7 +159,7 @@ impl ResvLocked<'_> {
     /// Returns `ETIMEDOUT` if the wait reports that it timed out, and passes
     /// any other error through.
     #[inline]
-    pub(crate) fn wait_kernel_fences(&self) -> Result {
+    pub fn wait_kernel_fences(&self) -> Result {
         // SAFETY: the object is valid by the invariant of `DmaResv`; the lock is
         // held, which the wait does not require but does not mind either.
         let ret = unsafe {
@@ -172,11 +168,12 @@ impl ResvLocked<'_> {
                 bindings::dma_resv_usage_DMA_RESV_USAGE_KERNEL,
                 false,
                 // CAST: `MAX_SCHEDULE_TIMEOUT` is `LONG_MAX`, which fits `c_ulong`.
-                bindings::MAX_SCHEDULE_TIMEOUT as kernel::ffi::c_ulong,
+                bindings::MAX_SCHEDULE_TIMEOUT as crate::ffi::c_ulong,
             )
         };
         match ret {
-            0 => Err(super::errno::etimedout()),
+            // CAST: errno values are small positive integers.
+            0 => Err(Error::from_errno(-(bindings::ETIMEDOUT as i32))),
             // CAST: a negative return is an errno, which fits `i32`.
             r if r < 0 => Err(Error::from_errno(r as i32)),
             _ => Ok(()),
@@ -190,7 +187,7 @@ impl ResvLocked<'_> {
 ///
 /// `locked` is the proof for a lock that this guard took and must release.
 #[must_use = "the reservation lock is released when the guard is dropped"]
-pub(crate) struct ResvGuard<'a> {
+pub struct ResvGuard<'a> {
     locked: ResvLocked<'a>,
 }
 
@@ -206,8 +203,7 @@ impl ResvGuard<'_> {
     /// Keeps the lock held after the guard is gone: for entry points that
     /// return to C with the lock held (it is released by C, or by
     /// [`DmaResv::unlock_leaked`]).
-    #[cfg(umem_importer)]
-    pub(crate) fn leak(self) {
+    pub fn leak(self) {
         core::mem::forget(self);
     }
 }
@@ -243,21 +239,20 @@ unsafe fn unlock(resv: *mut bindings::dma_resv) {
     };
 }
 
-/// A reservation object owned by Rust (tests and exporters that embed one).
+/// A reservation object owned by Rust (tests, and exporters that embed one).
 ///
 /// # Invariants
 ///
 /// `inner` was initialised with `dma_resv_init` and is finalised on drop.
 #[pin_data(PinnedDrop)]
-pub(crate) struct OwnedResv {
+pub struct OwnedResv {
     #[pin]
     inner: Opaque<bindings::dma_resv>,
 }
 
 impl OwnedResv {
     /// Returns an initialiser for a new, unlocked reservation object.
-    #[cfg(umem_importer)]
-    pub(crate) fn new() -> impl PinInit<Self> {
+    pub fn new() -> impl PinInit<Self> {
         pin_init!(Self {
             // SAFETY: `slot` is valid, pinned memory for a `struct dma_resv`,
             // which `dma_resv_init` fully initialises.
