@@ -3,21 +3,21 @@
 //! KUnit suite `umem_dmabuf_rs_abs`: tests of the abstraction layer.
 
 use crate::abs::kunit::Test;
-use crate::abs::scatterlist::{OwnedSgTable, SgTable};
 use crate::{check, check_eq, kunit_suite};
 use kernel::dma_buf::dma_resv::OwnedResv;
 use kernel::prelude::*;
+use kernel::scatterlist::{OwnedSGTable, SGTable};
 
 const PAGE: u64 = 4096;
 
 /// Builds a table whose entry `i` has DMA address `base + sum of earlier
 /// lengths + gap * i` and length `lens[i]`.
-fn table(t: &Test, base: u64, gap: u64, lens: &[u32]) -> Option<OwnedSgTable> {
+fn table(t: &Test, base: u64, gap: u64, lens: &[u32]) -> Option<OwnedSGTable> {
     let n = u32::try_from(lens.len()).ok()?;
-    let tbl = match OwnedSgTable::new(n) {
+    let tbl = match OwnedSGTable::new(n) {
         Ok(tbl) => tbl,
         Err(e) => {
-            t.fail(format_args!("OwnedSgTable::new({n}) failed: {e:?}"));
+            t.fail(format_args!("OwnedSGTable::new({n}) failed: {e:?}"));
             return None;
         }
     };
@@ -33,7 +33,7 @@ fn table(t: &Test, base: u64, gap: u64, lens: &[u32]) -> Option<OwnedSgTable> {
 }
 
 /// `(address, length)` of every mapped entry.
-fn entries(tbl: &SgTable) -> KVec<(u64, u32)> {
+fn entries(tbl: &SGTable) -> KVec<(u64, u32)> {
     let mut v = KVec::new();
     for sg in tbl.dma_entries() {
         if v.push((sg.dma_address(), sg.dma_len()), GFP_KERNEL)

@@ -10,7 +10,9 @@ cd "$ROOT"
 case "$1" in
 rustfmt | rustfmt-fix)
 	# Crate roots; rustfmt follows their `mod` declarations.
-	roots=(rust/umem_rs.rs samples/dmabuf_exporter/dmabuf_exp.rs rust/kernel/dma_buf.rs)
+	# rust/kernel/: the series' kernel-crate files (their roots are the
+	# top-level ones; `mod` declarations lead to the rest).
+	roots=(rust/umem_rs.rs samples/dmabuf_exporter/dmabuf_exp.rs rust/kernel/*.rs)
 	check=--check
 	[ "$1" = rustfmt-fix ] && check=
 	rustfmt $check --edition 2021 --config-path "$KSRC/.rustfmt.toml" "${roots[@]}"

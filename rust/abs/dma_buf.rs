@@ -19,12 +19,12 @@
 use super::bug::warn_on_once;
 use super::device::Device;
 use super::errno::from_err_ptr;
-use super::scatterlist::{DmaWindow, SgTable};
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::bindings;
 use kernel::dma_buf::dma_resv::{DmaResv, ResvGuard, ResvLocked};
 use kernel::prelude::*;
+use kernel::scatterlist::{DmaWindow, SGTable};
 use kernel::types::{ARef, AlwaysRefCounted, Opaque};
 
 /// A `struct dma_buf`.
@@ -373,7 +373,7 @@ impl<'a> LockedAttachment<'a> {
         let Mapping { sgt, window, .. } = mapping;
         if let Some(window) = window {
             // SAFETY: `sgt` stays mapped until the unmap below (invariant of `Mapping`).
-            let table = unsafe { SgTable::from_raw(sgt.as_ptr()) };
+            let table = unsafe { SGTable::from_raw(sgt.as_ptr()) };
             warn_on_once!(
                 window.restore(table).is_err(),
                 "dma-buf window does not belong to its table\n"
@@ -407,12 +407,12 @@ pub(crate) struct Mapping {
 
 impl Mapping {
     /// The mapped table.
-    pub(crate) fn table(&self) -> &SgTable {
+    pub(crate) fn table(&self) -> &SGTable {
         // SAFETY: the table stays mapped while `self` exists (type invariant).
-        unsafe { SgTable::from_raw(self.sgt.as_ptr()) }
+        unsafe { SGTable::from_raw(self.sgt.as_ptr()) }
     }
 
-    /// Trims the table to `[start, end)` (see [`SgTable::trim`]). A mapping has
+    /// Trims the table to `[start, end)` (see [`SGTable::trim`]). A mapping has
     /// at most one window: a second call restores the first one before.
     #[cfg(umem_importer)]
     #[inline]

@@ -16,6 +16,7 @@ use core::marker::PhantomData;
 use core::ops::Deref;
 use core::ptr::NonNull;
 use kernel::bindings;
+use kernel::dma::DataDirection;
 use kernel::dma_buf::dma_resv::{ResvGuard, ResvLocked};
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -153,7 +154,7 @@ pub(crate) trait Exporter: Send + Sync + Sized {
         kernel::build_error(kernel::error::VTABLE_DEFAULT_ERROR)
     }
     /// Maps the buffer for the attachment's device.
-    fn map(&self, attach: &Attachment, dir: DmaDirection) -> Result<ExportedTable>;
+    fn map(&self, attach: &Attachment, dir: DataDirection) -> Result<ExportedTable>;
     /// Unmaps a table returned by [`Exporter::map`].
     fn unmap(&self, attach: &Attachment, table: ExportedTable);
 
@@ -209,39 +210,9 @@ impl Fault<'_> {
     }
 }
 
-/// The direction of a DMA mapping.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum DmaDirection {
-    /// `DMA_BIDIRECTIONAL`
-    Bidirectional,
-    /// `DMA_TO_DEVICE`
-    ToDevice,
-    /// `DMA_FROM_DEVICE`
-    FromDevice,
-}
-
-impl DmaDirection {
-    fn from_raw(dir: bindings::dma_data_direction) -> Option<Self> {
-        match dir {
-            bindings::dma_data_direction_DMA_BIDIRECTIONAL => Some(Self::Bidirectional),
-            bindings::dma_data_direction_DMA_TO_DEVICE => Some(Self::ToDevice),
-            bindings::dma_data_direction_DMA_FROM_DEVICE => Some(Self::FromDevice),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn as_raw(self) -> bindings::dma_data_direction {
-        match self {
-            Self::Bidirectional => bindings::dma_data_direction_DMA_BIDIRECTIONAL,
-            Self::ToDevice => bindings::dma_data_direction_DMA_TO_DEVICE,
-            Self::FromDevice => bindings::dma_data_direction_DMA_FROM_DEVICE,
-        }
-    }
-}
-
 /// A table an exporter hands to the dma-buf core; see
-/// [`super::scatterlist::PageTable`].
-pub(crate) type ExportedTable = KBox<super::scatterlist::PageTable>;
+/// [`super::page::PageTable`].
+pub(crate) type ExportedTable = KBox<super::page::PageTable>;
 
 /// The `struct dma_buf_ops` of an [`Exporter`].
 pub(crate) struct ExporterOps<T: Exporter>(PhantomData<T>);
@@ -350,11 +321,11 @@ impl<T: Exporter> ExporterOps<T> {
         let attach = unsafe { Attachment::from_raw(attach) };
         // SAFETY: as above.
         let data = unsafe { Self::data(attach.dmabuf().as_raw()) };
-        let Some(dir) = DmaDirection::from_raw(dir) else {
+        let Some(dir) = DataDirection::from_raw(dir) else {
             return EINVAL.to_ptr();
         };
         match data.map(attach, dir) {
-            Ok(table) => super::scatterlist::PageTable::into_raw(table),
+            Ok(table) => super::page::PageTable::into_raw(table),
             Err(e) => e.to_ptr(),
         }
     }
@@ -373,7 +344,7 @@ impl<T: Exporter> ExporterOps<T> {
         // SAFETY: as above.
         let data = unsafe { Self::data(attach.dmabuf().as_raw()) };
         // SAFETY: the core gives back a table that our `map` returned, once.
-        let table = unsafe { super::scatterlist::PageTable::from_raw(sgt) };
+        let table = unsafe { super::page::PageTable::from_raw(sgt) };
         data.unmap(attach, table)
     }
 

@@ -20,6 +20,5 @@ pub(crate) mod device;
 pub(crate) mod dma_buf;
 pub(crate) mod errno;
 pub(crate) mod kunit;
-pub(crate) mod scatterlist;
 pub(crate) mod shim;
 pub(crate) mod umem;

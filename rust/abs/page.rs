@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Physically contiguous page allocations, for exporters that back a buffer
-//! with pages of their own.
+//! with pages of their own, and the DMA-mapped tables of those pages.
 //!
 //! C header: [`include/linux/gfp.h`](srctree/include/linux/gfp.h)
 
+use super::device::Device;
 use core::ptr::NonNull;
 use kernel::bindings;
+use kernel::dma::DataDirection;
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
+use kernel::scatterlist::OwnedSGTable;
+use kernel::sync::Arc;
+use kernel::types::ARef;
 
 /// Largest order accepted by [`PageChunk::new`] (2 MiB with 4 KiB pages).
 pub(crate) const MAX_CHUNK_ORDER: u32 = 9;
@@ -213,5 +218,115 @@ impl ChunkSet {
     pub(crate) fn page_raw(&self, index: usize) -> Option<*mut bindings::page> {
         let (chunk, at) = self.locate(index.checked_mul(PAGE_SIZE)?).ok()?;
         chunk.page_raw(at / PAGE_SIZE)
+    }
+}
+
+/// Attributes of an exporter's mappings: like DRM PRIME (`drm_gem_map_dma_buf`),
+/// no CPU cache maintenance at map and unmap time. Several attachments map the
+/// same pages at once (two MRs on one buffer); cache maintenance is the CPU
+/// access path's business, and without this attribute DMA-API debugging rightly
+/// refuses overlapping streaming mappings that each claim to own the cachelines.
+// CAST: the attribute bits are small constants; bindgen gives `unsigned long` as `usize`.
+const MAP_ATTRS: usize = bindings::DMA_ATTR_SKIP_CPU_SYNC as usize;
+
+/// A table of a [`ChunkSet`]'s pages, built by an exporter and DMA-mapped for
+/// one device: one entry per chunk, or per piece of a chunk longer than the
+/// device's maximum segment size.
+///
+/// # Invariants
+///
+/// `table` is first, so the value's address is the `struct sg_table`'s. It
+/// has one entry per segment of `pages`, set to that segment, and is mapped
+/// with `dma_map_sgtable(dev, dir, MAP_ATTRS)`; `drop` unmaps it, then the
+/// fields go in their order, which is the rest of the undo order: the table
+/// is freed, the device reference put, the pages released.
+#[repr(C)]
+pub(crate) struct PageTable {
+    table: OwnedSGTable,
+    dev: ARef<Device>,
+    dir: DataDirection,
+    pages: Arc<ChunkSet>,
+}
+
+// SAFETY: The table is plain memory; it may be unmapped and freed on any thread
+// (it holds a reference on its device).
+unsafe impl Send for PageTable {}
+
+impl PageTable {
+    /// Builds the table of `pages` and maps it for `dev`.
+    pub(crate) fn new(
+        pages: Arc<ChunkSet>,
+        dev: &Device,
+        dir: DataDirection,
+    ) -> Result<KBox<Self>> {
+        // Whole pages, at most the device's segment size (at least one page).
+        let seg = core::cmp::max(
+            dev.max_segment_size() as usize & !(PAGE_SIZE - 1),
+            PAGE_SIZE,
+        );
+        let n: usize = pages.chunks().iter().map(|c| c.len().div_ceil(seg)).sum();
+        let table = OwnedSGTable::new(u32::try_from(n).map_err(|_| EINVAL)?)?;
+        let sgt = table.as_raw();
+        // SAFETY: the table was just allocated with `n` entries.
+        let mut sg = unsafe { (*sgt).sgl };
+        for chunk in pages.chunks() {
+            let mut off = 0;
+            while off < chunk.len() {
+                let len = core::cmp::min(seg, chunk.len() - off);
+                let page = chunk.page_raw(off / PAGE_SIZE).ok_or(EINVAL)?;
+                // SAFETY: `sg` is one of the `n` entries (one per segment, counted
+                // above); the pages are in a chunk that `pages` keeps alive.
+                unsafe {
+                    // CAST: `len` is at most a chunk, 2 MiB.
+                    bindings::sg_set_page(sg, page, len as u32, 0);
+                    sg = bindings::sg_next(sg);
+                }
+                off += len;
+            }
+        }
+        // SAFETY: the table describes live pages; the device is live. On
+        // failure nothing is mapped and `table` is freed on return.
+        kernel::error::to_result(unsafe {
+            bindings::dma_map_sgtable(dev.as_raw(), sgt, dir.as_raw(), MAP_ATTRS)
+        })?;
+        // INVARIANT: mapped just above; from here `drop` unmaps (also if the
+        // allocation below fails and the value is dropped).
+        let table = Self {
+            table,
+            dev: dev.into(),
+            dir,
+            pages,
+        };
+        Ok(KBox::new(table, GFP_KERNEL)?)
+    }
+    /// Hands the table to the dma-buf core.
+    pub(crate) fn into_raw(table: KBox<Self>) -> *mut bindings::sg_table {
+        KBox::into_raw(table).cast()
+    }
+
+    /// Takes back a table handed over with [`PageTable::into_raw`].
+    ///
+    /// # Safety
+    ///
+    /// `sgt` came from `into_raw` and is given back once.
+    pub(crate) unsafe fn from_raw(sgt: *mut bindings::sg_table) -> KBox<Self> {
+        // SAFETY: `sgt` is the address of a `KBox<PageTable>` (`table` is its first
+        // field, `repr(C)`, over the C struct), owned again from here.
+        unsafe { KBox::from_raw(sgt.cast::<Self>()) }
+    }
+}
+
+impl Drop for PageTable {
+    fn drop(&mut self) {
+        // SAFETY: mapped for `dev` with `dir` and `MAP_ATTRS` (type invariant),
+        // unmapped once; the fields are dropped after this.
+        unsafe {
+            bindings::dma_unmap_sgtable(
+                self.dev.as_raw(),
+                self.table.as_raw(),
+                self.dir.as_raw(),
+                MAP_ATTRS,
+            )
+        };
     }
 }

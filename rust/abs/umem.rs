@@ -16,12 +16,12 @@ use super::dma_buf::{
     AttachOps, Attachment, AttachmentGuard, DmaBuf, DynAttachment, Importer, ImporterOps,
     LockedAttachment, Mapping,
 };
-use super::scatterlist::{DmaWindow, WindowParts};
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::bindings;
 use kernel::dma_buf::dma_resv::{DmaResv, ResvLocked};
 use kernel::prelude::*;
+use kernel::scatterlist::{DmaWindow, WindowParts};
 use kernel::types::{ARef, Opaque};
 
 /// A `struct ib_umem_dmabuf` created by this crate.

@@ -20,7 +20,6 @@ mod abs {
     pub(crate) mod kunit;
     pub(crate) mod miscdev;
     pub(crate) mod page;
-    pub(crate) mod scatterlist;
     pub(crate) mod workqueue;
 }
 mod exporter;

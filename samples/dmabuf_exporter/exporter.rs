@@ -11,12 +11,12 @@
 //! for it. A pinned buffer refuses to migrate.
 
 use crate::abs::dma_buf::{Attachment, DmaBuf};
-use crate::abs::dma_buf_export::{self, DmaDirection, ExportedTable, Exporter, Fault};
+use crate::abs::dma_buf_export::{self, ExportedTable, Exporter, Fault};
 use crate::abs::errno;
-use crate::abs::page::{ChunkSet, MAX_CHUNK_ORDER};
-use crate::abs::scatterlist::PageTable;
+use crate::abs::page::{ChunkSet, PageTable, MAX_CHUNK_ORDER};
 use crate::abs::workqueue::{msleep, OwnedQueue};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use kernel::dma::DataDirection;
 use kernel::dma_buf::dma_fence::Fence;
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
@@ -120,7 +120,7 @@ macro_rules! exporter_impl {
                 self.buf.stats.attachments.fetch_sub(1, Ordering::Relaxed);
             }
 
-            fn map(&self, attach: &Attachment, dir: DmaDirection) -> Result<ExportedTable> {
+            fn map(&self, attach: &Attachment, dir: DataDirection) -> Result<ExportedTable> {
                 injected(&self.buf.fail_map)?;
                 let store = self.buf.store.lock().clone();
                 let table = PageTable::new(store, attach.dev(), dir)?;

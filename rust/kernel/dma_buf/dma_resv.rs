@@ -39,6 +39,7 @@ impl DmaResv {
     /// # Safety
     ///
     /// `ptr` points to an initialised `struct dma_resv` that stays valid for `'a`.
+    #[inline]
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::dma_resv) -> &'a Self {
         // SAFETY: `DmaResv` is `repr(transparent)` over the C struct, and the
         // caller guarantees validity for `'a`.
@@ -53,6 +54,7 @@ impl DmaResv {
     }
 
     /// Takes the reservation lock (uninterruptible, no acquire context).
+    #[inline]
     pub fn lock(&self) -> ResvGuard<'_> {
         // SAFETY: `self.as_raw()` is an initialised reservation object by the type
         // invariant. Without an acquire context `ww_mutex_lock` cannot fail
@@ -103,12 +105,14 @@ impl DmaResv {
     ///
     /// The current thread holds the lock, and no [`ResvLocked`] or
     /// [`ResvGuard`] for it is alive.
+    #[inline]
     pub unsafe fn unlock_leaked(&self) {
         // SAFETY: valid by the type invariant; held by the caller's contract.
         unsafe { unlock(self.as_raw()) };
     }
 
     /// Returns whether some thread holds the lock (for tests and assertions).
+    #[inline]
     pub fn is_locked(&self) -> bool {
         // SAFETY: `self.as_raw()` is valid by the type invariant.
         unsafe { bindings::dma_resv_is_locked(self.as_raw()) }
@@ -194,6 +198,7 @@ pub struct ResvGuard<'a> {
 impl<'a> Deref for ResvGuard<'a> {
     type Target = ResvLocked<'a>;
 
+    #[inline]
     fn deref(&self) -> &ResvLocked<'a> {
         &self.locked
     }
@@ -203,12 +208,14 @@ impl ResvGuard<'_> {
     /// Keeps the lock held after the guard is gone: for entry points that
     /// return to C with the lock held (it is released by C, or by
     /// [`DmaResv::unlock_leaked`]).
+    #[inline]
     pub fn leak(self) {
         core::mem::forget(self);
     }
 }
 
 impl Drop for ResvGuard<'_> {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: by the type invariant this guard holds the lock, so releasing it
         // once here is balanced.
