@@ -425,36 +425,50 @@ impl Mapping {
         self.window.insert(window)
     }
 
-    /// Splits into raw parts, for storage in a C structure.
+    /// Gives the mapping up as the raw parts a C structure stores.
     #[cfg(umem_importer)]
-    pub(crate) fn into_parts(
-        self,
-    ) -> (
-        *mut bindings::sg_table,
-        *mut bindings::dma_buf_attachment,
-        Option<DmaWindow>,
-    ) {
-        (self.sgt.as_ptr(), self.attach, self.window)
+    pub(crate) fn into_raw_parts(self) -> MappingParts {
+        MappingParts {
+            sgt: self.sgt,
+            attach: self.attach,
+            window: self.window.map(|w| w.into_parts().1),
+        }
     }
 
-    /// Reassembles a mapping split by [`Mapping::into_parts`].
+    /// Takes back a mapping given up by [`Mapping::into_raw_parts`].
     ///
     /// # Safety
     ///
-    /// The parts come from one `into_parts` call and were not reassembled since.
+    /// `parts` are those of one `into_raw_parts` call (as stored, unchanged),
+    /// and no mapping was made of them since.
     #[cfg(umem_importer)]
-    pub(crate) unsafe fn from_parts(
-        sgt: NonNull<bindings::sg_table>,
-        attach: *mut bindings::dma_buf_attachment,
-        window: Option<DmaWindow>,
-    ) -> Self {
-        // INVARIANT: guaranteed by the caller.
-        Self {
+    pub(crate) unsafe fn from_raw_parts(parts: MappingParts) -> Self {
+        let MappingParts {
             sgt,
             attach,
             window,
+        } = parts;
+        // INVARIANT: the parts of one mapping, which owned them (the caller's
+        // contract).
+        Self {
+            sgt,
+            attach,
+            // SAFETY: the window parts were made on `sgt` (the caller's contract).
+            window: window.map(|w| unsafe { DmaWindow::from_parts(sgt.as_ptr(), w) }),
         }
     }
+}
+
+/// A [`Mapping`] as a C structure stores it (`struct ib_umem_dmabuf`: `sgt`,
+/// `attach` and the window's fields).
+#[cfg(umem_importer)]
+pub(crate) struct MappingParts {
+    /// The mapped table.
+    pub(crate) sgt: NonNull<bindings::sg_table>,
+    /// The attachment it was mapped for.
+    pub(crate) attach: *mut bindings::dma_buf_attachment,
+    /// The window applied to the table, if any.
+    pub(crate) window: Option<kernel::scatterlist::WindowParts>,
 }
 
 /// A dynamic attachment owned by the importer; detached when dropped.

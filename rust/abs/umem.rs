@@ -14,14 +14,14 @@ use super::bug::warn_on_once;
 use super::device::{Device, IbDevice};
 use super::dma_buf::{
     AttachOps, Attachment, AttachmentGuard, DmaBuf, DynAttachment, Importer, ImporterOps,
-    LockedAttachment, Mapping,
+    LockedAttachment, Mapping, MappingParts,
 };
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::bindings;
 use kernel::dma_buf::dma_resv::{DmaResv, ResvLocked};
 use kernel::prelude::*;
-use kernel::scatterlist::{DmaWindow, WindowParts};
+use kernel::scatterlist::WindowParts;
 use kernel::types::{ARef, Opaque};
 
 /// A `struct ib_umem_dmabuf` created by this crate.
@@ -369,15 +369,14 @@ impl<'a> UmemLocked<'a> {
         if self.is_mapped() {
             return Err(mapping);
         }
-        let (sgt, _attach, window) = mapping.into_parts();
+        let parts = mapping.into_raw_parts();
         let raw = self.raw();
         // SAFETY: the lock is held, which serialises these fields; storing the
         // parts here transfers their ownership to the umem (type invariant of
-        // `UmemDmabuf`).
+        // `UmemDmabuf`; `attach` is the umem's own already).
         unsafe {
-            (*raw).sgt = sgt;
-            if let Some(window) = window {
-                let (_table, p) = window.into_parts();
+            (*raw).sgt = parts.sgt.as_ptr();
+            if let Some(p) = parts.window {
                 (*raw).first_sg = p.first;
                 // CAST: offsets are below an entry's `u32` length.
                 (*raw).first_sg_offset = p.first_offset as usize;
@@ -403,22 +402,24 @@ impl<'a> UmemLocked<'a> {
         // fields are the parts of one mapping owned by the umem, reassembled
         // once since they are cleared here.
         unsafe {
-            let sgt = NonNull::new((*raw).sgt)?;
-            let parts = WindowParts {
-                first: (*raw).first_sg,
-                // CAST: `unsigned long` to `u64` is lossless here.
-                first_offset: (*raw).first_sg_offset as u64,
-                last: (*raw).last_sg,
-                last_trim: (*raw).last_sg_trim as u64,
-                nents: (*raw).umem.sgt_append.sgt.nents,
+            let parts = MappingParts {
+                sgt: NonNull::new((*raw).sgt)?,
+                attach: (*raw).attach,
+                window: Some(WindowParts {
+                    first: (*raw).first_sg,
+                    // CAST: `unsigned long` to `u64` is lossless here.
+                    first_offset: (*raw).first_sg_offset as u64,
+                    last: (*raw).last_sg,
+                    last_trim: (*raw).last_sg_trim as u64,
+                    nents: (*raw).umem.sgt_append.sgt.nents,
+                }),
             };
-            let window = DmaWindow::from_parts(sgt.as_ptr(), parts);
             (*raw).sgt = ptr::null_mut();
             (*raw).first_sg = ptr::null_mut();
             (*raw).first_sg_offset = 0;
             (*raw).last_sg = ptr::null_mut();
             (*raw).last_sg_trim = 0;
-            Some(Mapping::from_parts(sgt, (*raw).attach, Some(window)))
+            Some(Mapping::from_raw_parts(parts))
         }
     }
 
