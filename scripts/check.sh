@@ -83,7 +83,7 @@ say "QEMU suites (the rdma-core boot starts now, the other host checks run meanw
 # same tree: make check 12 min 11 s with two vCPUs each, 10 min 7 s with one,
 # 995 instead of ~1370 host CPU-seconds). The main boot, whose storms and
 # races want real parallelism, keeps two.
-UMEM_SMP=${UMEM_SIDE_SMP:-1} UMEM_TIMEOUT=${UMEM_TIMEOUT:-900} \
+UMEM_SMP=${UMEM_RDMA_CORE_SMP:-${UMEM_SIDE_SMP:-1}} UMEM_TIMEOUT=${UMEM_TIMEOUT:-900} \
 	"$ROOT/scripts/qemu.sh" rdma_core "$rlog" kunit.enable=0 ${UMEM_CMDLINE:-} &
 rpid=$!
 [ "${UMEM_SERIAL:-0}" = 1 ] && wait $rpid
