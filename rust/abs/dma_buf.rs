@@ -17,11 +17,11 @@
 //!   [`LockedAttachment::unmap`] before the table goes back to the exporter.
 
 use super::bug::warn_on_once;
-use super::device::Device;
 use super::errno::from_err_ptr;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::bindings;
+use kernel::device::Device;
 use kernel::dma_buf::dma_resv::{DmaResv, ResvGuard, ResvLocked};
 use kernel::prelude::*;
 use kernel::scatterlist::{DmaWindow, SGTable};

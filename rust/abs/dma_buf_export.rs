@@ -9,13 +9,13 @@
 //! that the core calls with the buffer's reservation lock held (map, unmap,
 //! pin, unpin) get a proof of it; [`DmaBuf::move_notify`] takes one.
 
-use super::device::Device;
 use super::dma_buf::{Attachment, DmaBuf, DynAttachment, Importer, ImporterOps};
 use super::errno::from_err_ptr;
 use core::marker::PhantomData;
 use core::ops::Deref;
 use core::ptr::NonNull;
 use kernel::bindings;
+use kernel::device::Device;
 use kernel::dma::DataDirection;
 use kernel::dma_buf::dma_resv::{ResvGuard, ResvLocked};
 use kernel::prelude::*;
@@ -124,7 +124,7 @@ impl Attachment {
     pub(crate) fn dev(&self) -> &Device {
         // SAFETY: the attachment is live and holds its device; `dev` is never null
         // (`dma_buf_dynamic_attach` refuses a null device).
-        unsafe { &*(*self.as_raw()).dev.cast::<Device>() }
+        unsafe { Device::as_ref((*self.as_raw()).dev) }
     }
 }
 

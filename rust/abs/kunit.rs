@@ -12,11 +12,11 @@
 //! line and message to the running test and lets the case continue, like
 //! `KUNIT_EXPECT_*`.
 
-#[cfg(umem_exporter)]
-use super::device::Device;
 use core::cell::UnsafeCell;
 use core::fmt;
 use kernel::bindings;
+#[cfg(umem_exporter)]
+use kernel::device::Device;
 use kernel::str::CString;
 use kernel::types::Opaque;
 
@@ -50,7 +50,7 @@ impl Test {
             bindings::kunit_device_register(self.0.get(), name.as_char_ptr())
         })?;
         // SAFETY: a live device, kept by KUnit until the end of the case.
-        unsafe { Device::from_raw(dev) }.ok_or(kernel::error::code::ENODEV)
+        unsafe { super::device::from_raw(dev) }.ok_or(kernel::error::code::ENODEV)
     }
 
     /// Marks the case failed with a message, at the caller's file and line,

@@ -5,9 +5,9 @@
 //!
 //! C header: [`include/linux/gfp.h`](srctree/include/linux/gfp.h)
 
-use super::device::Device;
 use core::ptr::NonNull;
 use kernel::bindings;
+use kernel::device::Device;
 use kernel::dma::DataDirection;
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
@@ -261,7 +261,7 @@ impl PageTable {
     ) -> Result<KBox<Self>> {
         // Whole pages, at most the device's segment size (at least one page).
         let seg = core::cmp::max(
-            dev.max_segment_size() as usize & !(PAGE_SIZE - 1),
+            dev.dma_max_seg_size() as usize & !(PAGE_SIZE - 1),
             PAGE_SIZE,
         );
         let n: usize = pages.chunks().iter().map(|c| c.len().div_ceil(seg)).sum();

@@ -11,7 +11,7 @@
 //! back from them, so there is nothing to keep in sync.
 
 use super::bug::warn_on_once;
-use super::device::{Device, IbDevice};
+use super::device::{self, IbDevice};
 use super::dma_buf::{
     AttachOps, Attachment, AttachmentGuard, DmaBuf, DynAttachment, Importer, ImporterOps,
     LockedAttachment, Mapping, MappingParts,
@@ -19,6 +19,7 @@ use super::dma_buf::{
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::bindings;
+use kernel::device::Device;
 use kernel::dma_buf::dma_resv::{DmaResv, ResvLocked};
 use kernel::prelude::*;
 use kernel::scatterlist::WindowParts;
@@ -765,7 +766,7 @@ impl<T: UmemImpl> Trampolines<T> {
         let (device, dma_device, ops) = unsafe {
             (
                 IbDevice::from_raw(device),
-                Device::from_raw(dma_device),
+                device::from_raw(dma_device),
                 AttachOps::from_raw(ops),
             )
         };
@@ -789,7 +790,7 @@ impl<T: UmemImpl> Trampolines<T> {
         T::entered(Entry::GetPinned);
         // SAFETY: see the function's contract.
         let (device, dma_device) =
-            unsafe { (IbDevice::from_raw(device), Device::from_raw(dma_device)) };
+            unsafe { (IbDevice::from_raw(device), device::from_raw(dma_device)) };
         let req = UmemRequest::new(offset, size, fd, access);
         umem_result(T::get_pinned(device, dma_device, req))
     }

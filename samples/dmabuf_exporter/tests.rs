@@ -3,7 +3,6 @@
 //! KUnit suite `dmabuf_exporter_rs`: the exporter on its own. The C suite
 //! `dmabuf_exporter_rs_ib` (`exp_kunit.c`) runs it with ib_core's importer.
 
-use crate::abs::device::Device;
 use crate::abs::dma_buf::{DmaBuf, Importer, LockedAttachment, Mapping};
 use crate::abs::dma_buf_export::{flush_delayed_releases, OwnedImport};
 use crate::abs::errno;
@@ -12,6 +11,7 @@ use crate::abs::workqueue::msleep;
 use crate::exporter::{self, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
 use crate::{check, check_eq, kunit_suite};
 use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::device::Device;
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Mutex};
@@ -104,7 +104,7 @@ fn device(t: &Test) -> Option<&Device> {
             return None;
         }
     };
-    if let Err(e) = dev.coerce_dma_mask(64) {
+    if let Err(e) = dev.dma_coerce_mask_and_coherent(64) {
         t.fail(format_args!("cannot set the DMA mask: {e:?}"));
         return None;
     }
@@ -149,7 +149,7 @@ fn create_layouts(t: &Test) {
             let total: usize = entries.iter().map(|&(_, len)| len as usize).sum();
             check_eq!(t, total, size);
             // Each chunk is mapped as pieces of at most the device's segment size.
-            let seg = dev.max_segment_size() as usize;
+            let seg = dev.dma_max_seg_size() as usize;
             let pages: &[u32] = if chunks.is_empty() { &[1; 8] } else { chunks };
             let mut want = KVec::new();
             for &n in pages {
