@@ -21,7 +21,26 @@ bool umem_shim_is_registered(void);
  * ib_core at load unless register=0.
  */
 extern const struct ib_umem_dmabuf_ops umem_rs_ops;
-/* Calls of entry point @entry (table order), counted since load. */
+/*
+ * The entry points in struct ib_umem_dmabuf_ops order: the indices of
+ * umem_rs_calls() and umem_rs_entry_name() (Rust's enum Entry; the hook
+ * suite checks that the names match).
+ */
+enum umem_rs_entry {
+	UMEM_RS_GET,
+	UMEM_RS_GET_PINNED,
+	UMEM_RS_GET_PINNED_REVOCABLE,
+	UMEM_RS_SET_REVOKE_LOCKED,
+	UMEM_RS_MAP_PAGES,
+	UMEM_RS_UNMAP_PAGES,
+	UMEM_RS_REVOKE_LOCK,
+	UMEM_RS_REVOKE_UNLOCK,
+	UMEM_RS_REVOKE,
+	UMEM_RS_RELEASE,
+	UMEM_RS_ENTRIES,
+};
+
+/* Calls of entry point @entry, counted since load. */
 u64 umem_rs_calls(u32 entry);
 /* The name of entry point @entry; NULL past the last. */
 const char *umem_rs_entry_name(u32 entry);

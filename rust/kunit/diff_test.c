@@ -221,30 +221,36 @@ static void hook_reaches_rust(struct kunit *test)
 	struct umem_test_ctx *ctx = test->priv;
 	struct umem_mock_exp *exp = umem_mock_create(test, (const u32[]){ 4 * P }, 1, true);
 	int fd = umem_mock_fd(test, exp);
-	u64 gets = umem_rs_calls(0), pinned = umem_rs_calls(1);
-	u64 maps = umem_rs_calls(4), releases = umem_rs_calls(9);
+	u64 gets = umem_rs_calls(UMEM_RS_GET), pinned = umem_rs_calls(UMEM_RS_GET_PINNED);
+	u64 maps = umem_rs_calls(UMEM_RS_MAP_PAGES), releases = umem_rs_calls(UMEM_RS_RELEASE);
 	int refs = module_refcount(THIS_MODULE);
 	struct ib_umem_dmabuf *u;
 
+	/* The C indices name the same entry points as Rust's. */
+	KUNIT_EXPECT_STREQ(test, umem_rs_entry_name(UMEM_RS_GET), "get");
+	KUNIT_EXPECT_STREQ(test, umem_rs_entry_name(UMEM_RS_GET_PINNED), "get_pinned");
+	KUNIT_EXPECT_STREQ(test, umem_rs_entry_name(UMEM_RS_MAP_PAGES), "map_pages");
+	KUNIT_EXPECT_STREQ(test, umem_rs_entry_name(UMEM_RS_RELEASE), "release");
+	KUNIT_EXPECT_NULL(test, umem_rs_entry_name(UMEM_RS_ENTRIES));
 	if (!umem_shim_is_registered())
 		kunit_skip(test, "loaded with register=0");
 	u = ib_umem_dmabuf_get(ctx->ibdev, 0, 2 * P, fd, 0, &umem_test_drv_ops);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(u));
 	KUNIT_EXPECT_PTR_EQ(test, u->ops, &umem_rs_ops);
-	KUNIT_EXPECT_EQ(test, umem_rs_calls(0), gets + 1);
+	KUNIT_EXPECT_EQ(test, umem_rs_calls(UMEM_RS_GET), gets + 1);
 	KUNIT_EXPECT_EQ(test, module_refcount(THIS_MODULE), refs + 1);
 	dma_resv_lock(exp->dmabuf->resv, NULL);
 	KUNIT_EXPECT_EQ(test, ib_umem_dmabuf_map_pages(u), 0);
 	dma_resv_unlock(exp->dmabuf->resv);
-	KUNIT_EXPECT_EQ(test, umem_rs_calls(4), maps + 1);
+	KUNIT_EXPECT_EQ(test, umem_rs_calls(UMEM_RS_MAP_PAGES), maps + 1);
 	ib_umem_release(&u->umem);
-	KUNIT_EXPECT_EQ(test, umem_rs_calls(9), releases + 1);
+	KUNIT_EXPECT_EQ(test, umem_rs_calls(UMEM_RS_RELEASE), releases + 1);
 	KUNIT_EXPECT_EQ(test, module_refcount(THIS_MODULE), refs);
 
 	u = ib_umem_dmabuf_get_pinned(ctx->ibdev, P, P, fd, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(u));
 	KUNIT_EXPECT_PTR_EQ(test, u->ops, &umem_rs_ops);
-	KUNIT_EXPECT_EQ(test, umem_rs_calls(1), pinned + 1);
+	KUNIT_EXPECT_EQ(test, umem_rs_calls(UMEM_RS_GET_PINNED), pinned + 1);
 	ib_umem_release(&u->umem);
 	KUNIT_EXPECT_EQ(test, module_refcount(THIS_MODULE), refs);
 
@@ -262,7 +268,7 @@ static void hook_unregistered_reaches_c(struct kunit *test)
 	struct umem_test_ctx *ctx = test->priv;
 	struct umem_mock_exp *exp = umem_mock_create(test, (const u32[]){ 4 * P }, 1, true);
 	int fd = umem_mock_fd(test, exp);
-	u64 gets = umem_rs_calls(0);
+	u64 gets = umem_rs_calls(UMEM_RS_GET);
 	struct ib_umem_dmabuf *u, *old;
 
 	if (!umem_shim_is_registered())
@@ -278,11 +284,11 @@ static void hook_unregistered_reaches_c(struct kunit *test)
 		KUNIT_EXPECT_NULL(test, u->ops);
 		ib_umem_release(&u->umem);
 	}
-	KUNIT_EXPECT_EQ(test, umem_rs_calls(0), gets + 1);
+	KUNIT_EXPECT_EQ(test, umem_rs_calls(UMEM_RS_GET), gets + 1);
 
 	KUNIT_EXPECT_PTR_EQ(test, old->ops, &umem_rs_ops);
 	ib_umem_release(&old->umem);
-	KUNIT_EXPECT_EQ(test, umem_rs_calls(9) > 0, true);
+	KUNIT_EXPECT_EQ(test, umem_rs_calls(UMEM_RS_RELEASE) > 0, true);
 
 	KUNIT_EXPECT_EQ(test, ib_umem_dmabuf_register_ops(&umem_rs_ops), 0);
 	KUNIT_EXPECT_EQ(test, ib_umem_dmabuf_register_ops(&umem_rs_ops), -EBUSY);
