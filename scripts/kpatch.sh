@@ -23,10 +23,10 @@ rust_files() {
 	(cd "$ROOT" && find rust/kernel -type f -name '*.rs' | LC_ALL=C sort)
 }
 
-# Brings the cached tree to pristine + patches/ unless it is there already.
+# Brings the cached tree to pristine + patches/ unless it is there already
+# (its HEAD is what patches/ make; uncommitted edits there are left alone).
 series_tree() {
-	if [ "$(cat "$KSRC/.umem-series" 2>/dev/null)" != "$(series_key)" ] ||
-	   ! git_tree "$KSRC" diff --quiet HEAD; then
+	if [ "$(cat "$KSRC/.umem-series" 2>/dev/null)" != "$(series_key)" ]; then
 		"$ROOT/scripts/kernel.sh" --prepare-only >&2
 	fi
 }
@@ -49,6 +49,10 @@ export)
 	awk -v stat="$stat" '/^[^ ].* \([0-9]+\):$/ && !done { print stat; print ""; skip = 1; done = 1 }
 		skip && /^-- ?$/ { skip = 0 }
 		!skip' "$COVER" >"$COVER.tmp" && mv "$COVER.tmp" "$COVER"
+	# patches/ is now exactly pristine..HEAD of the cached tree: record it,
+	# so that nothing re-applies the series (and touches every patched file)
+	# to get what the tree already has.
+	series_key >"$KSRC/.umem-series"
 	ls "$PDIR"
 	;;
 rust-sync)
@@ -69,7 +73,6 @@ rust-sync)
 	fi
 	GIT_SEQUENCE_EDITOR=: git_tree "$KSRC" rebase -q -i --autosquash pristine
 	"$0" export >/dev/null
-	echo "$(series_key)" >"$KSRC/.umem-series"
 	say "patches/ updated ($n file(s)); make check rebuilds the kernel incrementally"
 	;;
 check)
