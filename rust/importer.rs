@@ -10,12 +10,12 @@
 //! made from the umem's own lock.
 
 use crate::abs::device::IbDevice;
-use crate::abs::dma_buf::{DmaBuf, Importer, LockedAttachment};
 use crate::abs::shim;
 use crate::abs::umem::{
     Entry, OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked, UmemRequest,
 };
 use kernel::device::Device;
+use kernel::dma_buf::{DmaBuf, Importer, LockedAttachment};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 

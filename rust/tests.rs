@@ -2,11 +2,11 @@
 
 //! KUnit suite `umem_dmabuf_rs_abs`: tests of the abstraction layer.
 
-use crate::abs::kunit::Test;
-use crate::{check, check_eq, kunit_suite};
 use kernel::dma_buf::dma_resv::OwnedResv;
+use kernel::kunit::Test;
 use kernel::prelude::*;
 use kernel::scatterlist::{OwnedSGTable, SGTable};
+use kernel::{kunit_expect, kunit_expect_eq, kunit_suite};
 
 const PAGE: u64 = 4096;
 
@@ -50,13 +50,13 @@ fn resv_guard_locks(t: &Test) {
         Ok(r) => r,
         Err(e) => return t.fail(format_args!("alloc failed: {e:?}")),
     };
-    check!(t, !resv.is_locked());
+    kunit_expect!(t, !resv.is_locked());
     {
         let guard = resv.lock();
-        check!(t, resv.is_locked());
-        check!(t, guard.is_for(&resv));
+        kunit_expect!(t, resv.is_locked());
+        kunit_expect!(t, guard.is_for(&resv));
     }
-    check!(t, !resv.is_locked());
+    kunit_expect!(t, !resv.is_locked());
 }
 
 fn resv_guard_identity(t: &Test) {
@@ -68,11 +68,11 @@ fn resv_guard_identity(t: &Test) {
         _ => return t.fail(format_args!("alloc failed")),
     };
     let guard = a.lock();
-    check!(t, guard.is_for(&a));
-    check!(t, !guard.is_for(&b));
-    check!(t, !b.is_locked());
+    kunit_expect!(t, guard.is_for(&a));
+    kunit_expect!(t, !guard.is_for(&b));
+    kunit_expect!(t, !b.is_locked());
     drop(guard);
-    check!(t, !a.is_locked());
+    kunit_expect!(t, !a.is_locked());
 }
 
 fn resv_wait_no_fences(t: &Test) {
@@ -82,16 +82,16 @@ fn resv_wait_no_fences(t: &Test) {
     };
     let guard = resv.lock();
     // No fences: the wait returns at once with success, not -ETIMEDOUT.
-    check!(t, guard.wait_kernel_fences().is_ok());
+    kunit_expect!(t, guard.wait_kernel_fences().is_ok());
 }
 
 fn sg_view_entries(t: &Test) {
     let Some(tbl) = table(t, 0x1_0000_0000, PAGE, &[4096, 8192, 65536]) else {
         return;
     };
-    check_eq!(t, tbl.nents(), 3);
+    kunit_expect_eq!(t, tbl.nents(), 3);
     let v = entries(&tbl);
-    check_eq!(
+    kunit_expect_eq!(
         t,
         &v[..],
         &[
@@ -107,16 +107,16 @@ fn window_inside_one(t: &Test) {
         return;
     };
     let w = tbl.trim(2 * PAGE, 5 * PAGE);
-    check_eq!(t, w.nents(), 1);
-    check_eq!(t, w.first_offset(), 2 * PAGE);
-    check_eq!(t, w.last_trim(), 11 * PAGE);
-    check!(t, w.first_raw() == w.last_raw());
-    check_eq!(
+    kunit_expect_eq!(t, w.nents(), 1);
+    kunit_expect_eq!(t, w.first_offset(), 2 * PAGE);
+    kunit_expect_eq!(t, w.last_trim(), 11 * PAGE);
+    kunit_expect!(t, w.first_raw() == w.last_raw());
+    kunit_expect_eq!(
         t,
         &entries(&tbl)[..],
         &[(0x10_0000 + 2 * PAGE, 3 * 4096)][..]
     );
-    check!(t, w.restore(&tbl).is_ok());
+    kunit_expect!(t, w.restore(&tbl).is_ok());
 }
 
 fn window_spanning(t: &Test) {
@@ -126,14 +126,14 @@ fn window_spanning(t: &Test) {
     };
     // Bytes [1 page, 7 pages): from the middle of entry 0 to the middle of entry 3.
     let w = tbl.trim(PAGE, 7 * PAGE);
-    check_eq!(t, w.nents(), 4);
-    check_eq!(t, w.first_offset(), PAGE);
-    check_eq!(t, w.last_trim(), PAGE);
+    kunit_expect_eq!(t, w.nents(), 4);
+    kunit_expect_eq!(t, w.first_offset(), PAGE);
+    kunit_expect_eq!(t, w.last_trim(), PAGE);
     let v = entries(&tbl);
-    check_eq!(t, v.first(), Some(&(0x20_0000 + PAGE, 4096)));
-    check_eq!(t, v.get(1), Some(&(0x20_0000 + 18 * PAGE, 8192)));
-    check_eq!(t, v.get(3), Some(&(0x20_0000 + 54 * PAGE, 4096)));
-    check!(t, w.restore(&tbl).is_ok());
+    kunit_expect_eq!(t, v.first(), Some(&(0x20_0000 + PAGE, 4096)));
+    kunit_expect_eq!(t, v.get(1), Some(&(0x20_0000 + 18 * PAGE, 8192)));
+    kunit_expect_eq!(t, v.get(3), Some(&(0x20_0000 + 54 * PAGE, 4096)));
+    kunit_expect!(t, w.restore(&tbl).is_ok());
 }
 
 fn window_boundaries(t: &Test) {
@@ -142,20 +142,20 @@ fn window_boundaries(t: &Test) {
     };
     // Starts exactly at entry 1 and ends exactly at the end of entry 2.
     let w = tbl.trim(PAGE, 4 * PAGE);
-    check_eq!(t, w.nents(), 2);
-    check_eq!(t, w.first_offset(), 0);
-    check_eq!(t, w.last_trim(), 0);
+    kunit_expect_eq!(t, w.nents(), 2);
+    kunit_expect_eq!(t, w.first_offset(), 0);
+    kunit_expect_eq!(t, w.last_trim(), 0);
     let v = entries(&tbl);
-    check_eq!(t, v.get(1), Some(&(0x40_0000 + PAGE, 8192)));
-    check_eq!(t, v.get(2), Some(&(0x40_0000 + 3 * PAGE, 4096)));
-    check!(t, w.restore(&tbl).is_ok());
+    kunit_expect_eq!(t, v.get(1), Some(&(0x40_0000 + PAGE, 8192)));
+    kunit_expect_eq!(t, v.get(2), Some(&(0x40_0000 + 3 * PAGE, 4096)));
+    kunit_expect!(t, w.restore(&tbl).is_ok());
     // Last page of the buffer.
     let w = tbl.trim(7 * PAGE, 8 * PAGE);
-    check_eq!(t, w.nents(), 1);
-    check_eq!(t, w.first_offset(), 3 * PAGE);
-    check_eq!(t, w.last_trim(), 0);
-    check_eq!(t, entries(&tbl).get(3), Some(&(0x40_0000 + 7 * PAGE, 4096)));
-    check!(t, w.restore(&tbl).is_ok());
+    kunit_expect_eq!(t, w.nents(), 1);
+    kunit_expect_eq!(t, w.first_offset(), 3 * PAGE);
+    kunit_expect_eq!(t, w.last_trim(), 0);
+    kunit_expect_eq!(t, entries(&tbl).get(3), Some(&(0x40_0000 + 7 * PAGE, 4096)));
+    kunit_expect!(t, w.restore(&tbl).is_ok());
 }
 
 fn window_restore(t: &Test) {
@@ -176,13 +176,13 @@ fn window_restore(t: &Test) {
     ];
     for (start, end, changes) in cases {
         let w = tbl.trim(start, end);
-        check_eq!(t, entries(&tbl)[..] != before[..], changes);
-        check!(t, w.restore(&tbl).is_ok());
-        check_eq!(t, &entries(&tbl)[..], &before[..]);
+        kunit_expect_eq!(t, entries(&tbl)[..] != before[..], changes);
+        kunit_expect!(t, w.restore(&tbl).is_ok());
+        kunit_expect_eq!(t, &entries(&tbl)[..], &before[..]);
     }
     // A window is only ever restored onto the table it was made on.
     let w = tbl.trim(PAGE, 2 * PAGE);
-    check_eq!(t, w.restore(&other), Err(EINVAL));
+    kunit_expect_eq!(t, w.restore(&other), Err(EINVAL));
 }
 
 kunit_suite!(

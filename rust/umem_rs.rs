@@ -7,13 +7,11 @@
 //!   with ib_core and the call counters behind `<debugfs>/umem_dmabuf_rs/calls`.
 //! - [`tests`]: the KUnit suite of the abstraction layer, built in Rust.
 //! - [`importer`]: the importer logic, with exact C parity and no `unsafe`.
-//! - [`abs`]: safe abstractions over the C objects; all `unsafe` lives there,
-//!   including the trampolines of the ops table.
+//! - [`abs`]: safe abstractions over the RDMA objects (umem, ib_device, the
+//!   ops table's trampolines); all of the module's `unsafe` lives there.
+//! - the kernel crate: dma-buf, DMA, scatterlist and KUnit abstractions,
+//!   added by the patch series (sources in `rust/kernel/`).
 
-// The abstraction layer is a library shared with the exporter sample
-// (samples/dmabuf_exporter includes it by path). What only one of the two
-// modules uses is compiled only there: `#[cfg(umem_importer)]` or
-// `#[cfg(umem_exporter)]`, set per module by Kbuild.
 mod abs;
 mod importer;
 mod tests;

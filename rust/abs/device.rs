@@ -8,7 +8,6 @@
 
 use kernel::bindings;
 use kernel::device::Device;
-#[cfg(umem_importer)]
 use kernel::types::Opaque;
 
 /// The DMA device at `ptr`, or `None` for a null pointer (a driver without
@@ -31,29 +30,24 @@ pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::device) -> Option<&'a Devi
 /// # Invariants
 ///
 /// The device is live while borrowed.
-#[cfg(umem_importer)]
 #[repr(transparent)]
 pub(crate) struct IbDevice(Opaque<bindings::ib_device>);
 
-#[cfg(umem_importer)]
 impl IbDevice {
     /// # Safety
     ///
     /// `ptr` is a live ib_device that stays live for `'a`.
-    #[cfg(umem_importer)]
     pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
         // SAFETY: `repr(transparent)`; validity from the caller.
         unsafe { &*ptr.cast::<Self>() }
     }
 
-    #[cfg(umem_importer)]
     pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
         self.0.get()
     }
 
     /// The device that does DMA for this RDMA device, if it has one (software
     /// devices such as rxe have none).
-    #[cfg(umem_importer)]
     pub(crate) fn dma_device(&self) -> Option<&Device> {
         // SAFETY: the ib_device is live (type invariant) and holds its DMA device
         // for its whole life.

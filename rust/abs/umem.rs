@@ -10,17 +10,16 @@
 //! owners ([`DynAttachment`], [`Mapping`]) are stored into its fields and taken
 //! back from them, so there is nothing to keep in sync.
 
-use super::bug::warn_on_once;
 use super::device::{self, IbDevice};
-use super::dma_buf::{
-    AttachOps, Attachment, AttachmentGuard, DmaBuf, DynAttachment, Importer, ImporterOps,
-    LockedAttachment, Mapping, MappingParts,
-};
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::bindings;
 use kernel::device::Device;
 use kernel::dma_buf::dma_resv::{DmaResv, ResvLocked};
+use kernel::dma_buf::{
+    AttachOps, Attachment, AttachmentGuard, DmaBuf, DynAttachment, Importer, ImporterOps,
+    LockedAttachment, Mapping, MappingParts,
+};
 use kernel::prelude::*;
 use kernel::scatterlist::WindowParts;
 use kernel::types::{ARef, Opaque};
@@ -292,7 +291,7 @@ impl<'a> UmemLocked<'a> {
     /// during creation finds the attachment.
     pub(crate) fn notified(umem: &'a UmemDmabuf, attach: LockedAttachment<'a>) -> Option<Self> {
         let ours = matches!(umem.attachment(), Ok(a) if ptr::eq(a, attach.attachment()));
-        if warn_on_once!(
+        if kernel::warn_on_once!(
             !ours,
             "ib_umem_dmabuf notified through another attachment\n"
         ) {

@@ -5,23 +5,13 @@
 //! Layers, dependencies pointing down:
 //! - [`tests`]: KUnit bodies (suite `dmabuf_exporter_rs`).
 //! - [`exporter`]: the exporter logic, no `unsafe`.
-//! - [`abs`]: the project's abstraction layer (`rust/abs/`), shared with
-//!   `umem_dmabuf_rs.ko` by path: all `unsafe` lives there.
+//! - [`abs`]: what the sample needs beyond the kernel crate (misc device,
+//!   page chunks and their DMA tables, an owned workqueue): all of the
+//!   module's `unsafe` lives there. The dma-buf abstractions themselves
+//!   (`kernel::dma_buf`, `kernel::dma_buf::export`) are the kernel crate's,
+//!   added by the patch series.
 
-// Shared with the importer module; what only one of the two uses is compiled
-// only there (see rust/umem_rs.rs).
-#[path = "../../rust/abs"]
-mod abs {
-    pub(crate) mod bug;
-    pub(crate) mod device;
-    pub(crate) mod dma_buf;
-    pub(crate) mod dma_buf_export;
-    pub(crate) mod errno;
-    pub(crate) mod kunit;
-    pub(crate) mod miscdev;
-    pub(crate) mod page;
-    pub(crate) mod workqueue;
-}
+mod abs;
 mod exporter;
 mod tests;
 mod uapi;

@@ -10,14 +10,13 @@
 //! contents and then signals the fence, so importers that re-map must wait
 //! for it. A pinned buffer refuses to migrate.
 
-use crate::abs::dma_buf::{Attachment, DmaBuf};
-use crate::abs::dma_buf_export::{self, ExportedTable, Exporter, Fault};
-use crate::abs::errno;
 use crate::abs::page::{ChunkSet, PageTable, MAX_CHUNK_ORDER};
 use crate::abs::workqueue::{msleep, OwnedQueue};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::dma::DataDirection;
 use kernel::dma_buf::dma_fence::Fence;
+use kernel::dma_buf::export::{self, Exporter, Fault};
+use kernel::dma_buf::{Attachment, DmaBuf};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
@@ -111,6 +110,8 @@ macro_rules! exporter_impl {
     ($t:ty, $($extra:tt)*) => {
         #[vtable]
         impl Exporter for $t {
+            type Table = PageTable;
+
             fn attach(&self, _attach: &Attachment) -> Result {
                 self.buf.stats.attachments.fetch_add(1, Ordering::Relaxed);
                 Ok(())
@@ -120,7 +121,7 @@ macro_rules! exporter_impl {
                 self.buf.stats.attachments.fetch_sub(1, Ordering::Relaxed);
             }
 
-            fn map(&self, attach: &Attachment, dir: DataDirection) -> Result<ExportedTable> {
+            fn map(&self, attach: &Attachment, dir: DataDirection) -> Result<KBox<PageTable>> {
                 injected(&self.buf.fail_map)?;
                 let store = self.buf.store.lock().clone();
                 let table = PageTable::new(store, attach.dev(), dir)?;
@@ -129,7 +130,7 @@ macro_rules! exporter_impl {
                 Ok(table)
             }
 
-            fn unmap(&self, _attach: &Attachment, table: ExportedTable) {
+            fn unmap(&self, _attach: &Attachment, table: KBox<PageTable>) {
                 drop(table);
                 self.buf.stats.mappings.fetch_sub(1, Ordering::Relaxed);
             }
@@ -142,7 +143,7 @@ macro_rules! exporter_impl {
                 let guard = dmabuf.resv().lock();
                 guard.wait_kernel_fences()?;
                 let store = self.buf.store.lock().clone();
-                let r = fault.install(&store, index);
+                let r = store.install(fault, index);
                 drop(guard);
                 r
             }
@@ -220,10 +221,10 @@ pub(crate) fn create(size: usize, chunk_pages: &[u32], dynamic: bool) -> Result<
     LIVE.fetch_add(1, Ordering::Relaxed);
     if dynamic {
         let exp = Arc::pin_init(try_pin_init!(DynamicExp { buf <- buf }), GFP_KERNEL)?;
-        dma_buf_export::export(&crate::THIS_MODULE, NAME, exp, size)
+        export::export(&crate::THIS_MODULE, NAME, exp, size)
     } else {
         let exp = Arc::pin_init(try_pin_init!(StaticExp { buf <- buf }), GFP_KERNEL)?;
-        dma_buf_export::export(&crate::THIS_MODULE, NAME, exp, size)
+        export::export(&crate::THIS_MODULE, NAME, exp, size)
     }
 }
 
@@ -278,7 +279,7 @@ pub(crate) fn migrate(dmabuf: &DmaBuf, delay_ms: u32, fail_maps: bool) -> Result
         return Err(EINVAL);
     }
     if !buf.dynamic {
-        return Err(errno::eopnotsupp());
+        return Err(EOPNOTSUPP);
     }
     let guard = dmabuf.lock();
     // The previous migration's copy must be complete before it is copied again.

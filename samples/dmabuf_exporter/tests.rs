@@ -3,19 +3,18 @@
 //! KUnit suite `dmabuf_exporter_rs`: the exporter on its own. The C suite
 //! `dmabuf_exporter_rs_ib` (`exp_kunit.c`) runs it with ib_core's importer.
 
-use crate::abs::dma_buf::{DmaBuf, Importer, LockedAttachment, Mapping};
-use crate::abs::dma_buf_export::{flush_delayed_releases, OwnedImport};
-use crate::abs::errno;
-use crate::abs::kunit::Test;
 use crate::abs::workqueue::msleep;
 use crate::exporter::{self, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
-use crate::{check, check_eq, kunit_suite};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::device::Device;
+use kernel::dma_buf::export::{flush_delayed_releases, OwnedImport};
+use kernel::dma_buf::{DmaBuf, Importer, LockedAttachment, Mapping};
+use kernel::kunit::Test;
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Mutex};
 use kernel::types::ARef;
+use kernel::{kunit_expect, kunit_expect_eq, kunit_suite};
 
 const P: usize = PAGE_SIZE;
 
@@ -138,16 +137,16 @@ fn create_layouts(t: &Test) {
                 return;
             };
             // The exporter's #[vtable]: pin/unpin only on dynamic buffers.
-            check_eq!(t, buf.is_dynamic(), dynamic);
+            kunit_expect_eq!(t, buf.is_dynamic(), dynamic);
             let Some(imp) = import(t, dev, &buf) else {
                 return;
             };
             let Ok(entries) = map(&imp) else {
                 return t.fail(format_args!("map failed"));
             };
-            check_eq!(t, entries.len(), nents);
+            kunit_expect_eq!(t, entries.len(), nents);
             let total: usize = entries.iter().map(|&(_, len)| len as usize).sum();
-            check_eq!(t, total, size);
+            kunit_expect_eq!(t, total, size);
             // Each chunk is mapped as pieces of at most the device's segment size.
             let seg = dev.dma_max_seg_size() as usize;
             let pages: &[u32] = if chunks.is_empty() { &[1; 8] } else { chunks };
@@ -162,14 +161,14 @@ fn create_layouts(t: &Test) {
                     left -= piece;
                 }
             }
-            check_eq!(t, entries.len(), want.len());
+            kunit_expect_eq!(t, entries.len(), want.len());
             for (&(addr, len), &w) in entries.iter().zip(want.iter()) {
-                check!(t, addr % P as u64 == 0);
-                check_eq!(t, len as usize, w);
+                kunit_expect!(t, addr % P as u64 == 0);
+                kunit_expect_eq!(t, len as usize, w);
             }
             unmap(&imp);
             drop(imp);
-            check_eq!(
+            kunit_expect_eq!(
                 t,
                 exporter::stats(&buf).map(|s| (s.attachments, s.mappings)),
                 Ok((0, 0))
@@ -178,7 +177,7 @@ fn create_layouts(t: &Test) {
         }
     }
     // Every layout was really mapped (no early exit).
-    check_eq!(t, checked, 6);
+    kunit_expect_eq!(t, checked, 6);
 }
 
 fn create_rejects(t: &Test) {
@@ -192,7 +191,7 @@ fn create_rejects(t: &Test) {
         (1024 * P, &[1024]), // above 2 MiB
     ];
     for (size, chunks) in bad {
-        check_eq!(t, exporter::create(size, chunks, true).err(), Some(EINVAL));
+        kunit_expect_eq!(t, exporter::create(size, chunks, true).err(), Some(EINVAL));
     }
 }
 
@@ -206,7 +205,7 @@ fn migrate_remaps(t: &Test) {
         return;
     };
     let Ok(data) = pattern(size, 7) else { return };
-    check!(t, exporter::write(&buf, 0, &data).is_ok());
+    kunit_expect!(t, exporter::write(&buf, 0, &data).is_ok());
     let Ok(before) = map(&imp) else {
         return t.fail(format_args!("map failed"));
     };
@@ -215,23 +214,23 @@ fn migrate_remaps(t: &Test) {
     // (not from the first round's, which the allocator may hand out again).
     let mut prev = before.first().map(|e| e.0);
     for round in 1..=3u32 {
-        check!(t, exporter::migrate(&buf, 10, false).is_ok());
-        check_eq!(t, imp.data().notified.load(Ordering::Relaxed), round);
-        check!(t, imp.data().mapping.lock().is_none());
+        kunit_expect!(t, exporter::migrate(&buf, 10, false).is_ok());
+        kunit_expect_eq!(t, imp.data().notified.load(Ordering::Relaxed), round);
+        kunit_expect!(t, imp.data().mapping.lock().is_none());
         let Ok(after) = map(&imp) else {
             return t.fail(format_args!("re-map failed"));
         };
-        check_eq!(t, after.len(), before.len());
-        check!(t, after.first().map(|e| e.0) != prev);
+        kunit_expect_eq!(t, after.len(), before.len());
+        kunit_expect!(t, after.first().map(|e| e.0) != prev);
         prev = after.first().map(|e| e.0);
         let Ok(mut back) = KVec::from_elem(0u8, size, GFP_KERNEL) else {
             return;
         };
-        check!(t, exporter::read(&buf, 0, &mut back).is_ok());
-        check!(t, back[..] == data[..]);
+        kunit_expect!(t, exporter::read(&buf, 0, &mut back).is_ok());
+        kunit_expect!(t, back[..] == data[..]);
     }
     let s = exporter::stats(&buf).unwrap_or_default();
-    check_eq!(t, (s.migrations, s.move_notifies, s.maps), (3, 3, 4));
+    kunit_expect_eq!(t, (s.migrations, s.move_notifies, s.maps), (3, 3, 4));
     unmap(&imp);
 }
 
@@ -243,23 +242,19 @@ fn migrate_refusals(t: &Test) {
     let Some(imp) = import(t, dev, &buf) else {
         return;
     };
-    check!(t, imp.attachment().lock().view().pin().is_ok());
-    check_eq!(t, exporter::migrate(&buf, 0, false), Err(EBUSY));
+    kunit_expect!(t, imp.attachment().lock().view().pin().is_ok());
+    kunit_expect_eq!(t, exporter::migrate(&buf, 0, false), Err(EBUSY));
     imp.attachment().lock().view().unpin();
-    check_eq!(
+    kunit_expect_eq!(
         t,
         exporter::migrate(&buf, MAX_DELAY_MS + 1, false),
         Err(EINVAL)
     );
-    check_eq!(t, exporter::migrate(&buf, 0, false), Ok(()));
+    kunit_expect_eq!(t, exporter::migrate(&buf, 0, false), Ok(()));
     let Some(stat) = setup(t, 4 * P, &[], false) else {
         return;
     };
-    check_eq!(
-        t,
-        exporter::migrate(&stat, 0, false),
-        Err(errno::eopnotsupp())
-    );
+    kunit_expect_eq!(t, exporter::migrate(&stat, 0, false), Err(EOPNOTSUPP));
 }
 
 /// Two importers of one device map the same pages at once (two MRs of one
@@ -275,13 +270,13 @@ fn two_attachments_same_pages(t: &Test) {
             return;
         };
         let (ea, eb) = (map(&a), map(&b));
-        check!(t, ea.is_ok() && eb.is_ok());
+        kunit_expect!(t, ea.is_ok() && eb.is_ok());
         if let (Ok(ea), Ok(eb)) = (ea, eb) {
-            check_eq!(t, ea.len(), 4);
-            check!(t, ea[..] == eb[..]);
+            kunit_expect_eq!(t, ea.len(), 4);
+            kunit_expect!(t, ea[..] == eb[..]);
         }
         let s = exporter::stats(&buf).unwrap_or_default();
-        check_eq!(t, (s.attachments, s.mappings), (2, 2));
+        kunit_expect_eq!(t, (s.attachments, s.mappings), (2, 2));
         unmap(&a);
         unmap(&b);
     }
@@ -293,17 +288,17 @@ fn fence_orders_copy(t: &Test) {
         return;
     };
     let Ok(data) = pattern(size, 3) else { return };
-    check!(t, exporter::write(&buf, 0, &data).is_ok());
+    kunit_expect!(t, exporter::write(&buf, 0, &data).is_ok());
     let start = kernel::time::Ktime::ktime_get();
-    check!(t, exporter::migrate(&buf, 200, false).is_ok());
+    kunit_expect!(t, exporter::migrate(&buf, 200, false).is_ok());
     // A reader waits for the copy fence, then sees the old contents.
     let Ok(mut back) = KVec::from_elem(0u8, size, GFP_KERNEL) else {
         return;
     };
-    check!(t, exporter::read(&buf, 0, &mut back).is_ok());
+    kunit_expect!(t, exporter::read(&buf, 0, &mut back).is_ok());
     let waited = (kernel::time::Ktime::ktime_get() - start).to_ms();
-    check!(t, waited >= 150);
-    check!(t, back[..] == data[..]);
+    kunit_expect!(t, waited >= 150);
+    kunit_expect!(t, back[..] == data[..]);
 }
 
 fn refcounts(t: &Test) {
@@ -325,11 +320,11 @@ fn refcounts(t: &Test) {
             return;
         };
         let _ = map(&imp);
-        check!(t, exporter::migrate(&buf, 0, false).is_ok());
+        kunit_expect!(t, exporter::migrate(&buf, 0, false).is_ok());
         let _ = map(&imp);
         unmap(&imp);
         drop(imp);
-        check_eq!(
+        kunit_expect_eq!(
             t,
             exporter::stats(&buf),
             Ok(StatsSnapshot {
@@ -341,7 +336,7 @@ fn refcounts(t: &Test) {
                 move_notifies: 1,
             })
         );
-        check_eq!(t, exporter::live_buffers(), base + 1);
+        kunit_expect_eq!(t, exporter::live_buffers(), base + 1);
     }
     // The last reference of a kernel thread's file is put by a delayed work,
     // which a flush does not wait for if it already started: allow 1 s.
@@ -352,7 +347,7 @@ fn refcounts(t: &Test) {
         }
         msleep(5);
     }
-    check_eq!(t, exporter::live_buffers(), base);
+    kunit_expect_eq!(t, exporter::live_buffers(), base);
 }
 
 /// For the C case `importers_follow_migration`: a new dynamic buffer of

@@ -3,11 +3,11 @@
 //! The ioctls of `/dev/dmabuf_exporter_rs`, as defined by
 //! `include/uapi/dmabuf_exporter_rs.h` (the structures below mirror it).
 
-use crate::abs::dma_buf::DmaBuf;
 use crate::abs::miscdev::Ioctl;
 use crate::exporter;
 use crate::uapi_pod;
 use core::mem::size_of;
+use kernel::dma_buf::DmaBuf;
 use kernel::ioctl::{_IOW, _IOWR};
 use kernel::prelude::*;
 use kernel::uaccess::UserSlice;

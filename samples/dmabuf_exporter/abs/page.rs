@@ -9,6 +9,7 @@ use core::ptr::NonNull;
 use kernel::bindings;
 use kernel::device::Device;
 use kernel::dma::DataDirection;
+use kernel::dma_buf::export::{ExportedTable, Fault};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::scatterlist::OwnedSGTable;
@@ -214,6 +215,17 @@ impl ChunkSet {
         Ok(())
     }
 
+    /// Maps page `index` of the buffer into the CPU mapping that faulted.
+    ///
+    /// The caller keeps this set as the buffer's memory until the mapping is
+    /// zapped ([`kernel::dma_buf::DmaBuf::zap_cpu_mappings`]).
+    pub(crate) fn install(&self, fault: &mut Fault<'_>, index: usize) -> Result {
+        let page = self.page_raw(index).ok_or(EINVAL)?;
+        // SAFETY: `page` is live memory of this set, which the caller keeps as
+        // the buffer's memory until the CPU mappings are zapped.
+        unsafe { fault.insert_page(page) }
+    }
+
     /// The `struct page` of page `index` of the buffer.
     pub(crate) fn page_raw(&self, index: usize) -> Option<*mut bindings::page> {
         let (chunk, at) = self.locate(index.checked_mul(PAGE_SIZE)?).ok()?;
@@ -251,6 +263,11 @@ pub(crate) struct PageTable {
 // SAFETY: The table is plain memory; it may be unmapped and freed on any thread
 // (it holds a reference on its device).
 unsafe impl Send for PageTable {}
+
+// SAFETY: `repr(C)` with the `struct sg_table` first (`OwnedSGTable` is
+// `repr(transparent)` over it), mapped for the device while the value exists
+// (type invariant).
+unsafe impl ExportedTable for PageTable {}
 
 impl PageTable {
     /// Builds the table of `pages` and maps it for `dev`.
@@ -298,21 +315,6 @@ impl PageTable {
             pages,
         };
         Ok(KBox::new(table, GFP_KERNEL)?)
-    }
-    /// Hands the table to the dma-buf core.
-    pub(crate) fn into_raw(table: KBox<Self>) -> *mut bindings::sg_table {
-        KBox::into_raw(table).cast()
-    }
-
-    /// Takes back a table handed over with [`PageTable::into_raw`].
-    ///
-    /// # Safety
-    ///
-    /// `sgt` came from `into_raw` and is given back once.
-    pub(crate) unsafe fn from_raw(sgt: *mut bindings::sg_table) -> KBox<Self> {
-        // SAFETY: `sgt` is the address of a `KBox<PageTable>` (`table` is its first
-        // field, `repr(C)`, over the C struct), owned again from here.
-        unsafe { KBox::from_raw(sgt.cast::<Self>()) }
     }
 }
 

@@ -1,27 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! dma-buf exporting: the exporter side of [`super::dma_buf`], compiled only
-//! into the exporter sample (it is in that module's list of `abs` files).
+//! dma-buf exporting: buffers whose callbacks are Rust code.
 //!
 //! C header: [`include/linux/dma-buf.h`](srctree/include/linux/dma-buf.h)
 //!
 //! Locking rules of the dma-buf core, as types: the [`Exporter`] callbacks
 //! that the core calls with the buffer's reservation lock held (map, unmap,
-//! pin, unpin) get a proof of it; [`DmaBuf::move_notify`] takes one.
+//! pin, unpin) are documented so; [`BufGuard::move_notify`] needs the lock,
+//! which only [`DmaBuf::lock`] makes.
 
-use super::dma_buf::{Attachment, DmaBuf, DynAttachment, Importer, ImporterOps};
-use super::errno::from_err_ptr;
+use super::dma_resv::{ResvGuard, ResvLocked};
+use super::{Attachment, DmaBuf, DynAttachment, Importer, ImporterOps};
+use crate::bindings;
+use crate::device::Device;
+use crate::dma::DataDirection;
+use crate::error::from_err_ptr;
+use crate::prelude::*;
+use crate::sync::Arc;
+use crate::types::{ARef, AlwaysRefCounted};
+use crate::ThisModule;
 use core::marker::PhantomData;
 use core::ops::Deref;
 use core::ptr::NonNull;
-use kernel::bindings;
-use kernel::device::Device;
-use kernel::dma::DataDirection;
-use kernel::dma_buf::dma_resv::{ResvGuard, ResvLocked};
-use kernel::prelude::*;
-use kernel::sync::Arc;
-use kernel::types::{ARef, AlwaysRefCounted};
-use kernel::ThisModule;
 
 /// Holds the reservation lock of a buffer ([`DmaBuf::lock`]); unlocks it when
 /// dropped. Dereferences to the lock proof, for fences.
@@ -30,7 +30,7 @@ use kernel::ThisModule;
 ///
 /// `guard` holds the lock of `dmabuf`'s own reservation object.
 #[must_use = "the reservation lock is released when the guard is dropped"]
-pub(crate) struct BufGuard<'a> {
+pub struct BufGuard<'a> {
     dmabuf: &'a DmaBuf,
     guard: ResvGuard<'a>,
 }
@@ -46,7 +46,7 @@ impl<'a> Deref for BufGuard<'a> {
 impl BufGuard<'_> {
     /// Tells every dynamic importer that the buffer is about to move
     /// (`dma_buf_move_notify`); they drop their mappings before this returns.
-    pub(crate) fn move_notify(&self) {
+    pub fn move_notify(&self) {
         // SAFETY: the buffer is live and its reservation lock is held (type
         // invariant).
         unsafe { bindings::dma_buf_move_notify(self.dmabuf.as_raw()) };
@@ -55,7 +55,7 @@ impl BufGuard<'_> {
 
 impl DmaBuf {
     /// Takes the buffer's reservation lock.
-    pub(crate) fn lock(&self) -> BufGuard<'_> {
+    pub fn lock(&self) -> BufGuard<'_> {
         // INVARIANT: the lock of this buffer's own object.
         BufGuard {
             dmabuf: self,
@@ -65,7 +65,7 @@ impl DmaBuf {
 
     /// Zaps every CPU mapping of the buffer (`mmap`s of the dma-buf file), so
     /// the next access faults and sees the current backing store.
-    pub(crate) fn zap_cpu_mappings(&self) {
+    pub fn zap_cpu_mappings(&self) {
         // SAFETY: the buffer and its file are live; `unmap_mapping_range` may be
         // called on any address space at any time.
         unsafe {
@@ -76,7 +76,7 @@ impl DmaBuf {
 
     /// Installs a new file descriptor for the buffer in the current process
     /// (`O_CLOEXEC`), holding a reference of its own.
-    pub(crate) fn new_fd(&self) -> Result<i32> {
+    pub fn new_fd(&self) -> Result<i32> {
         self.inc_ref();
         // SAFETY: the buffer is live; `dma_buf_fd` consumes the reference taken
         // above on success.
@@ -91,15 +91,15 @@ impl DmaBuf {
 
     /// Closes a descriptor that [`DmaBuf::new_fd`] installed and that could not
     /// be handed to userspace.
-    pub(crate) fn close_fd(fd: i32) {
+    pub fn close_fd(fd: i32) {
         // CAST: a descriptor from `new_fd` is non-negative.
         // SAFETY: `close_fd` accepts any descriptor number of the current process.
-        let _ = unsafe { close_fd(fd as u32) };
+        let _ = unsafe { bindings::close_fd(fd as u32) };
     }
 
     /// The exporter's private data, if this buffer was exported by
     /// [`export`] with exporter type `T`.
-    pub(crate) fn exporter<T: Exporter>(&self) -> Option<&T> {
+    pub fn exporter<T: Exporter>(&self) -> Option<&T> {
         // SAFETY: the buffer is live; `ops` and `priv` are set at export time.
         let (ops, priv_) = unsafe { ((*self.as_raw()).ops, (*self.as_raw()).priv_) };
         if !core::ptr::eq(ops, &ExporterOps::<T>::OPS) {
@@ -112,7 +112,7 @@ impl DmaBuf {
 
     /// `dma_buf_is_dynamic()`: whether the exporter can move the buffer (its
     /// ops have `pin`).
-    pub(crate) fn is_dynamic(&self) -> bool {
+    pub fn is_dynamic(&self) -> bool {
         // SAFETY: the buffer is live; `ops` is set at export time to a static
         // table.
         unsafe { (*(*self.as_raw()).ops).pin.is_some() }
@@ -121,7 +121,7 @@ impl DmaBuf {
 
 impl Attachment {
     /// The importing device.
-    pub(crate) fn dev(&self) -> &Device {
+    pub fn dev(&self) -> &Device {
         // SAFETY: the attachment is live and holds its device; `dev` is never null
         // (`dma_buf_dynamic_attach` refuses a null device).
         unsafe { Device::as_ref((*self.as_raw()).dev) }
@@ -137,7 +137,10 @@ impl Attachment {
 /// dynamic (it can move the buffer; its importers get `move_notify`); one
 /// that implements [`Exporter::fault`] supports `mmap` of the dma-buf.
 #[vtable]
-pub(crate) trait Exporter: Send + Sync + Sized {
+pub trait Exporter: Send + Sync + Sized {
+    /// The tables [`Exporter::map`] returns.
+    type Table: ExportedTable;
+
     /// A device attaches.
     fn attach(&self, _attach: &Attachment) -> Result {
         Ok(())
@@ -147,22 +150,22 @@ pub(crate) trait Exporter: Send + Sync + Sized {
     /// The importer needs the buffer to stay in place (optional; with
     /// [`Exporter::unpin`]).
     fn pin(&self, _attach: &Attachment) -> Result {
-        kernel::build_error(kernel::error::VTABLE_DEFAULT_ERROR)
+        crate::build_error(crate::error::VTABLE_DEFAULT_ERROR)
     }
     /// Undoes one [`Exporter::pin`] (optional; with [`Exporter::pin`]).
     fn unpin(&self, _attach: &Attachment) {
-        kernel::build_error(kernel::error::VTABLE_DEFAULT_ERROR)
+        crate::build_error(crate::error::VTABLE_DEFAULT_ERROR)
     }
     /// Maps the buffer for the attachment's device.
-    fn map(&self, attach: &Attachment, dir: DataDirection) -> Result<ExportedTable>;
+    fn map(&self, attach: &Attachment, dir: DataDirection) -> Result<KBox<Self::Table>>;
     /// Unmaps a table returned by [`Exporter::map`].
-    fn unmap(&self, attach: &Attachment, table: ExportedTable);
+    fn unmap(&self, attach: &Attachment, table: KBox<Self::Table>);
 
     /// Provides page `index` of the buffer for a CPU mapping: calls
-    /// `fault.install()` with the current backing store (optional: without
-    /// it, `mmap` of the dma-buf fails).
+    /// [`Fault::insert_page`] with the current backing store (optional:
+    /// without it, `mmap` of the dma-buf fails).
     fn fault(&self, _dmabuf: &DmaBuf, _index: usize, _fault: &mut Fault<'_>) -> Result {
-        kernel::build_error(kernel::error::VTABLE_DEFAULT_ERROR)
+        crate::build_error(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
     /// Userspace starts CPU access (`DMA_BUF_IOCTL_SYNC`).
@@ -181,25 +184,29 @@ pub(crate) trait Exporter: Send + Sync + Sized {
 ///
 /// `vmf` is the fault being handled, on a `VM_PFNMAP` VMA set up by the
 /// exporter's `mmap`; `result` is what [`Fault::install`] returned, if called.
-pub(crate) struct Fault<'a> {
+pub struct Fault<'a> {
     vmf: *mut bindings::vm_fault,
     result: Option<bindings::vm_fault_t>,
     _p: PhantomData<&'a ()>,
 }
 
 impl Fault<'_> {
-    /// Maps page `index` of `pages` at the faulting address.
+    /// Maps `page` at the faulting address.
     ///
-    /// The caller keeps `pages` as the buffer's memory until the mapping is
-    /// zapped ([`DmaBuf::zap_cpu_mappings`]).
-    pub(crate) fn install(&mut self, pages: &super::page::ChunkSet, index: usize) -> Result {
+    /// At most once per fault: a second call fails with `EINVAL`.
+    ///
+    /// # Safety
+    ///
+    /// `page` is live memory of the buffer, page `index` of the fault (see
+    /// [`Exporter::fault`]), and the caller keeps it as the buffer's memory
+    /// until the CPU mappings are zapped ([`DmaBuf::zap_cpu_mappings`]).
+    pub unsafe fn insert_page(&mut self, page: *mut bindings::page) -> Result {
         if self.result.is_some() {
             return Err(EINVAL);
         }
-        let page = pages.page_raw(index).ok_or(EINVAL)?;
         // SAFETY: the fault and its VMA are live; the VMA is `VM_PFNMAP` and
         // shared (checked in `mmap`); `page` is live memory of the buffer, which
-        // the caller keeps until the entry is zapped.
+        // the caller keeps until the entry is zapped (the caller's contract).
         let r = unsafe {
             let vma = (*self.vmf).__bindgen_anon_1.vma;
             let address = (*self.vmf).__bindgen_anon_1.address;
@@ -210,12 +217,21 @@ impl Fault<'_> {
     }
 }
 
-/// A table an exporter hands to the dma-buf core; see
-/// [`super::page::PageTable`].
-pub(crate) type ExportedTable = KBox<super::page::PageTable>;
+/// A table an exporter hands to the dma-buf core from [`Exporter::map`]:
+/// a `struct sg_table` mapped for the attachment's device, followed by
+/// whatever the exporter keeps with it; the core gives it back to
+/// [`Exporter::unmap`].
+///
+/// # Safety
+///
+/// The type is `repr(C)` and starts with a `struct sg_table` (for example an
+/// [`OwnedSGTable`](crate::scatterlist::OwnedSGTable) as its first field), so
+/// the address of a value is that of its table; while the value exists the
+/// table is mapped for the device of the attachment it was made for.
+pub unsafe trait ExportedTable: Send {}
 
 /// The `struct dma_buf_ops` of an [`Exporter`].
-pub(crate) struct ExporterOps<T: Exporter>(PhantomData<T>);
+pub struct ExporterOps<T: Exporter>(PhantomData<T>);
 
 impl<T: Exporter> ExporterOps<T> {
     /// Pin and unpin come together: one without the other stops the build.
@@ -260,7 +276,7 @@ impl<T: Exporter> ExporterOps<T> {
     unsafe extern "C" fn attach(
         dmabuf: *mut bindings::dma_buf,
         attach: *mut bindings::dma_buf_attachment,
-    ) -> kernel::ffi::c_int {
+    ) -> crate::ffi::c_int {
         // SAFETY: called by the core for a buffer of ours and a live attachment.
         let (data, attach) = unsafe { (Self::data(dmabuf), Attachment::from_raw(attach)) };
         match data.attach(attach) {
@@ -286,7 +302,7 @@ impl<T: Exporter> ExporterOps<T> {
     ///
     /// Called by the dma-buf core only, for a live buffer (and attachment)
     /// exported by [`export`] for `T`.
-    unsafe extern "C" fn pin(attach: *mut bindings::dma_buf_attachment) -> kernel::ffi::c_int {
+    unsafe extern "C" fn pin(attach: *mut bindings::dma_buf_attachment) -> crate::ffi::c_int {
         // SAFETY: called for a live attachment of one of our buffers.
         let attach = unsafe { Attachment::from_raw(attach) };
         // SAFETY: as above.
@@ -325,7 +341,7 @@ impl<T: Exporter> ExporterOps<T> {
             return EINVAL.to_ptr();
         };
         match data.map(attach, dir) {
-            Ok(table) => super::page::PageTable::into_raw(table),
+            Ok(table) => KBox::into_raw(table).cast(),
             Err(e) => e.to_ptr(),
         }
     }
@@ -343,8 +359,10 @@ impl<T: Exporter> ExporterOps<T> {
         let attach = unsafe { Attachment::from_raw(attach) };
         // SAFETY: as above.
         let data = unsafe { Self::data(attach.dmabuf().as_raw()) };
-        // SAFETY: the core gives back a table that our `map` returned, once.
-        let table = unsafe { super::page::PageTable::from_raw(sgt) };
+        // SAFETY: the core gives back, once, a table that our `map` returned:
+        // the address of a `KBox<T::Table>`, whose table is at its start
+        // (`ExportedTable`).
+        let table = unsafe { KBox::from_raw(sgt.cast::<T::Table>()) };
         data.unmap(attach, table)
     }
 
@@ -361,7 +379,7 @@ impl<T: Exporter> ExporterOps<T> {
     unsafe extern "C" fn mmap(
         dmabuf: *mut bindings::dma_buf,
         vma: *mut bindings::vm_area_struct,
-    ) -> kernel::ffi::c_int {
+    ) -> crate::ffi::c_int {
         // CAST: the flag values fit `vm_flags_t`.
         let shared = (bindings::VM_SHARED | bindings::VM_MAYSHARE) as bindings::vm_flags_t;
         // SAFETY: the core calls `mmap` with the mmap lock held for writing, for a
@@ -412,7 +430,7 @@ impl<T: Exporter> ExporterOps<T> {
     unsafe extern "C" fn begin_cpu_access(
         dmabuf: *mut bindings::dma_buf,
         _dir: bindings::dma_data_direction,
-    ) -> kernel::ffi::c_int {
+    ) -> crate::ffi::c_int {
         // SAFETY: called by the core for a live buffer of ours.
         let (buf, data) = unsafe { (DmaBuf::from_raw(dmabuf), Self::data(dmabuf)) };
         match data.begin_cpu_access(buf) {
@@ -434,9 +452,9 @@ impl<T: Exporter> ExporterOps<T> {
 
 /// Exports a buffer of `size` bytes whose callbacks are `T`'s, owned by
 /// `module` (which cannot be unloaded while the buffer lives).
-pub(crate) fn export<T: Exporter>(
+pub fn export<T: Exporter>(
     module: &'static ThisModule,
-    name: &'static kernel::str::CStr,
+    name: &'static crate::str::CStr,
     data: Arc<T>,
     size: usize,
 ) -> Result<ARef<DmaBuf>> {
@@ -470,14 +488,14 @@ pub(crate) fn export<T: Exporter>(
 ///
 /// `attach` was made with `ImporterOps::<T>::table()` and `importer_priv`
 /// pointing to `*data`. Drop order: `attach` (detached) before `data` (freed).
-pub(crate) struct OwnedImport<T: Importer> {
+pub struct OwnedImport<T: Importer> {
     attach: DynAttachment,
     data: Pin<KBox<T::Priv>>,
 }
 
 impl<T: Importer> OwnedImport<T> {
     /// Attaches `dev` to `dmabuf` as importer `T` with private data `data`.
-    pub(crate) fn new(
+    pub fn new(
         dmabuf: ARef<DmaBuf>,
         dev: &Device,
         data: impl PinInit<T::Priv, Error>,
@@ -490,28 +508,22 @@ impl<T: Importer> OwnedImport<T> {
     }
 
     /// The attachment.
-    pub(crate) fn attachment(&self) -> &Attachment {
+    pub fn attachment(&self) -> &Attachment {
         // SAFETY: live while `self.attach` is (its invariant).
         unsafe { Attachment::from_raw(self.attach.attach.as_ptr()) }
     }
 
     /// The importer's private data.
-    pub(crate) fn data(&self) -> &T::Priv {
+    pub fn data(&self) -> &T::Priv {
         &self.data
     }
-}
-
-extern "C" {
-    // `include/linux/file.h` and `include/linux/fdtable.h`, not in the bindings.
-    fn flush_delayed_fput();
-    fn close_fd(fd: kernel::ffi::c_uint) -> kernel::ffi::c_int;
 }
 
 /// Runs the file releases that kernel threads deferred (`flush_delayed_fput`),
 /// so that a dma-buf whose last reference a kernel thread dropped is released
 /// when this returns.
-pub(crate) fn flush_delayed_releases() {
+pub fn flush_delayed_releases() {
     // SAFETY: `flush_delayed_fput` has no preconditions; it may sleep, as the
     // callers (process or kthread context) may.
-    unsafe { flush_delayed_fput() };
+    unsafe { bindings::flush_delayed_fput() };
 }

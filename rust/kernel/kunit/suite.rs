@@ -4,7 +4,7 @@
 //!
 //! C header: [`include/kunit/test.h`](srctree/include/kunit/test.h)
 //!
-//! 6.12 has no `#[kunit_tests]`. [`kunit_suite!`] builds what C's
+//! [`kunit_suite!`](crate::kunit_suite) builds what C's
 //! `kunit_test_suites()` builds: the case array, the `struct kunit_suite` and
 //! a pointer to it in the `.kunit_test_suites` section, which the module
 //! loader hands to KUnit (`mod->kunit_suites`); the suite runs when the module
@@ -12,13 +12,12 @@
 //! line and message to the running test and lets the case continue, like
 //! `KUNIT_EXPECT_*`.
 
+use crate::bindings;
+use crate::device::Device;
+use crate::str::CString;
+use crate::types::Opaque;
 use core::cell::UnsafeCell;
 use core::fmt;
-use kernel::bindings;
-#[cfg(umem_exporter)]
-use kernel::device::Device;
-use kernel::str::CString;
-use kernel::types::Opaque;
 
 /// A running KUnit test case.
 ///
@@ -27,38 +26,37 @@ use kernel::types::Opaque;
 /// The wrapped `struct kunit` is the one of the case currently running on this
 /// thread; it outlives every reference handed out for the case.
 #[repr(transparent)]
-pub(crate) struct Test(Opaque<bindings::kunit>);
+pub struct Test(Opaque<bindings::kunit>);
 
 impl Test {
     /// # Safety
     ///
     /// `ptr` is the `struct kunit` of the running case and outlives `'a`.
-    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::kunit) -> &'a Self {
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::kunit) -> &'a Self {
         // SAFETY: `repr(transparent)` over the C struct; validity from the caller.
         unsafe { &*ptr.cast::<Self>() }
     }
 
     /// A device that lives until the case ends (`kunit_device_register`).
-    #[cfg(umem_exporter)]
-    pub(crate) fn device(
-        &self,
-        name: &'static kernel::str::CStr,
-    ) -> kernel::error::Result<&Device> {
+    pub fn device(&self, name: &'static crate::str::CStr) -> crate::error::Result<&Device> {
         // SAFETY: the test is the running case (type invariant); the device is
         // released by KUnit when the case ends, which outlives `&self`.
-        let dev = kernel::error::from_err_ptr(unsafe {
+        let dev = crate::error::from_err_ptr(unsafe {
             bindings::kunit_device_register(self.0.get(), name.as_char_ptr())
         })?;
+        if dev.is_null() {
+            return Err(crate::error::code::ENODEV);
+        }
         // SAFETY: a live device, kept by KUnit until the end of the case.
-        unsafe { super::device::from_raw(dev) }.ok_or(kernel::error::code::ENODEV)
+        Ok(unsafe { Device::as_ref(dev) })
     }
 
     /// Marks the case failed with a message, at the caller's file and line,
     /// as `KUNIT_FAIL()` does; the case goes on.
     #[track_caller]
-    pub(crate) fn fail(&self, args: fmt::Arguments<'_>) {
+    pub fn fail(&self, args: fmt::Arguments<'_>) {
         let at = core::panic::Location::caller();
-        let lost = kernel::c_str!("(failure message lost: out of memory)");
+        let lost = crate::c_str!("(failure message lost: out of memory)");
         let msg = CString::try_from_fmt(args);
         let file = CString::try_from_fmt(format_args!("{}", at.file()));
         let loc = bindings::kunit_loc {
@@ -67,7 +65,7 @@ impl Test {
         };
         // SAFETY: all-zero is the (field-less) `struct kunit_fail_assert`.
         let assert: bindings::kunit_fail_assert = unsafe { core::mem::zeroed() };
-        let text: &kernel::str::CStr = msg.as_deref().unwrap_or(lost);
+        let text: &crate::str::CStr = msg.as_deref().unwrap_or(lost);
         // SAFETY: the test is the running case (type invariant); `loc`, `assert`
         // and the strings outlive the call, which formats them at once; the
         // format "%s" consumes the one NUL-terminated string passed.
@@ -78,7 +76,7 @@ impl Test {
                 bindings::kunit_assert_type_KUNIT_EXPECTATION,
                 &assert.assert,
                 Some(bindings::kunit_fail_assert_format),
-                kernel::c_str!("%s").as_char_ptr(),
+                crate::c_str!("%s").as_char_ptr(),
                 text.as_char_ptr(),
             )
         };
@@ -93,8 +91,9 @@ impl Test {
 /// The contents are only accessed through raw pointers by KUnit's runner
 /// (which runs a module's suites one at a time, at load) and, before that,
 /// by the const initialiser.
+#[doc(hidden)]
 #[repr(transparent)]
-pub(crate) struct KunitCell<T>(UnsafeCell<T>);
+pub struct KunitCell<T>(UnsafeCell<T>);
 
 // SAFETY: Rust code never reads or writes the contents (type invariant); KUnit
 // serialises its own accesses.
@@ -102,26 +101,28 @@ unsafe impl<T> Sync for KunitCell<T> {}
 
 impl<T> KunitCell<T> {
     /// Wraps `value`, for a `static`.
-    pub(crate) const fn new(value: T) -> Self {
+    pub const fn new(value: T) -> Self {
         Self(UnsafeCell::new(value))
     }
 
     /// The address to give KUnit.
-    pub(crate) const fn get(&self) -> *mut T {
+    pub const fn get(&self) -> *mut T {
         self.0.get()
     }
 }
 
 /// A pointer to a suite, as stored in the `.kunit_test_suites` section.
+#[doc(hidden)]
 #[repr(transparent)]
-pub(crate) struct SuiteEntry(pub(crate) *mut bindings::kunit_suite);
+pub struct SuiteEntry(pub *mut bindings::kunit_suite);
 
 // SAFETY: the pointer is only read by the module loader and KUnit.
 unsafe impl Sync for SuiteEntry {}
 
 /// The C entry of a case named `name` whose body is `run`.
-pub(crate) const fn case(
-    name: &'static kernel::str::CStr,
+#[doc(hidden)]
+pub const fn case(
+    name: &'static crate::str::CStr,
     run: unsafe extern "C" fn(*mut bindings::kunit),
 ) -> bindings::kunit_case {
     // SAFETY: all-zero is a valid `kunit_case` (null pointers, no callbacks,
@@ -133,14 +134,16 @@ pub(crate) const fn case(
 }
 
 /// The zeroed entry that ends a case array.
-pub(crate) const CASE_END: bindings::kunit_case =
+#[doc(hidden)]
+pub const CASE_END: bindings::kunit_case =
     // SAFETY: all-zero is the terminator KUnit looks for.
     unsafe { core::mem::zeroed() };
 
 /// The C suite named `name` running the `CASE_END`-terminated array `cases`.
 ///
 /// A name that does not fit KUnit's 256 bytes (with its NUL) stops the build.
-pub(crate) const fn suite(name: &str, cases: *mut bindings::kunit_case) -> bindings::kunit_suite {
+#[doc(hidden)]
+pub const fn suite(name: &str, cases: *mut bindings::kunit_case) -> bindings::kunit_suite {
     // SAFETY: all-zero is a valid `kunit_suite` (no callbacks, no results yet).
     let mut s: bindings::kunit_suite = unsafe { core::mem::zeroed() };
     let bytes = name.as_bytes();
@@ -148,7 +151,7 @@ pub(crate) const fn suite(name: &str, cases: *mut bindings::kunit_case) -> bindi
     let mut i = 0;
     while i < bytes.len() {
         // CAST: a byte of the name, as C's `char`.
-        s.name[i] = bytes[i] as kernel::ffi::c_char;
+        s.name[i] = bytes[i] as crate::ffi::c_char;
         i += 1;
     }
     s.test_cases = cases;
@@ -160,7 +163,8 @@ pub(crate) const fn suite(name: &str, cases: *mut bindings::kunit_case) -> bindi
 /// # Safety
 ///
 /// `test` is the `struct kunit` of the case now running on this thread.
-pub(crate) unsafe fn run(test: *mut bindings::kunit, body: fn(&Test)) {
+#[doc(hidden)]
+pub unsafe fn run(test: *mut bindings::kunit, body: fn(&Test)) {
     // SAFETY: the running case (the caller's contract), alive for the call.
     body(unsafe { Test::from_raw(test) })
 }
@@ -175,8 +179,8 @@ pub(crate) unsafe fn run(test: *mut bindings::kunit, body: fn(&Test)) {
 macro_rules! kunit_suite {
     ($name:literal, [$($case:ident),+ $(,)?]) => {
         const _: () = {
-            use kernel::bindings;
-            use $crate::abs::kunit::{case, suite, KunitCell, SuiteEntry, CASE_END};
+            use $crate::bindings;
+            use $crate::kunit::suite::{case, suite, KunitCell, SuiteEntry, CASE_END};
 
             const N: usize = [$(stringify!($case)),+].len();
 
@@ -187,9 +191,9 @@ macro_rules! kunit_suite {
                     /// `test` is the `struct kunit` of this case, running.
                     unsafe extern "C" fn trampoline(test: *mut bindings::kunit) {
                         // SAFETY: KUnit calls a case with the running `test`.
-                        unsafe { $crate::abs::kunit::run(test, $case) }
+                        unsafe { $crate::kunit::suite::run(test, $case) }
                     }
-                    case(kernel::c_str!(stringify!($case)), trampoline)
+                    case($crate::c_str!(stringify!($case)), trampoline)
                 },)+
                 CASE_END,
             ]);
@@ -206,7 +210,7 @@ macro_rules! kunit_suite {
 
 /// Fails the case (and goes on) unless `cond` holds.
 #[macro_export]
-macro_rules! check {
+macro_rules! kunit_expect {
     ($t:expr, $cond:expr) => {
         if !$cond {
             $t.fail(format_args!("check failed: {}", stringify!($cond)));
@@ -216,7 +220,7 @@ macro_rules! check {
 
 /// Fails the case (and goes on) unless `left == right`; prints both values.
 #[macro_export]
-macro_rules! check_eq {
+macro_rules! kunit_expect_eq {
     ($t:expr, $left:expr, $right:expr) => {
         match (&$left, &$right) {
             (l, r) => {

@@ -1,0 +1,9 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Safe abstractions that only this sample uses, over C objects the kernel
+//! crate of 6.12 does not wrap the way an exporter needs: the module's only
+//! `unsafe` code.
+
+pub(crate) mod miscdev;
+pub(crate) mod page;
+pub(crate) mod workqueue;
