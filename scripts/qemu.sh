@@ -9,9 +9,12 @@
 # ACPI PCI interrupt links took 13 to 16 s of every test-kernel boot under
 # TCG (KASAN, lockdep); the devices use MSI-X anyway. slab_nomerge: fault
 # injection flags slab caches one by one (guest/init), which merged caches
-# refuse. UMEM_QEMU_ARGS adds QEMU arguments (scripts/two_node.sh: a second
-# NIC on a link to another guest). UMEM_SMP sets the guest's vCPUs (default
-# 2).
+# refuse. log_buf_len: the KTAP of a module's suites is read back from the
+# kernel log after insmod; the default 128 KiB held a passing run's output
+# but not a failing one's (the start marker was overwritten and the
+# importer's failures vanished). UMEM_QEMU_ARGS adds QEMU arguments
+# (scripts/two_node.sh: a second NIC on a link to another guest). UMEM_SMP
+# sets the guest's vCPUs (default 2).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -38,7 +41,7 @@ timeout -k 10 "$timeout" qemu-system-x86_64 "${accel[@]}" -smp "${UMEM_SMP:-2}" 
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 ${UMEM_QEMU_ARGS:-} \
 	-kernel "$KOUT/arch/x86/boot/bzImage" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 sysctl.kernel.panic_on_rcu_stall=1 acpi=noirq slab_nomerge umem.job=$job $*" \
+	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 sysctl.kernel.panic_on_rcu_stall=1 acpi=noirq slab_nomerge log_buf_len=16M umem.job=$job $*" \
 	</dev/null >"$log" 2>&1 || rc=$?
 tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then

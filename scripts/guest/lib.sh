@@ -25,7 +25,14 @@ ktap_insmod() {
 	rc=$?
 	echo "$old" >/proc/sys/kernel/printk
 	echo "@@UMEM-KTAP-BEGIN $name@@"
-	dmesg | sed -n "/umem-ktap-start $name\$/,\$p" | sed 1d
+	if dmesg | grep -q "umem-ktap-start $name\$"; then
+		dmesg | sed -n "/umem-ktap-start $name\$/,\$p" | sed 1d
+	else
+		# The kernel log wrapped past the start marker: the results are
+		# lost, which must fail the run rather than read as "no tests".
+		printf 'KTAP version 1\n1..1\nnot ok 1 %s_ktap_lost_from_kernel_log\n' "$name"
+		rc=1
+	fi
 	echo "@@UMEM-KTAP-END@@"
 	return $rc
 }
