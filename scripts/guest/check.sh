@@ -28,6 +28,8 @@ reliability() {
 		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" migrate 1 20 4096
 }
 
+# qemu.sh boots with no5lvl (see there): 4-level paging, no la57 flag.
+step four_level_paging sh -c '! grep -qw la57 /proc/cpuinfo'
 GIDX=$(rxe_setup)
 step rxe_device_with_ipv4_gid test -n "$GIDX"
 
