@@ -25,8 +25,9 @@ ktap_insmod() {
 	rc=$?
 	echo "$old" >/proc/sys/kernel/printk
 	echo "@@UMEM-KTAP-BEGIN $name@@"
-	if dmesg | grep -q "umem-ktap-start $name\$"; then
-		dmesg | sed -n "/umem-ktap-start $name\$/,\$p" | sed 1d
+	dmesg >/tmp/ktap-dmesg
+	if grep -q "umem-ktap-start $name\$" /tmp/ktap-dmesg; then
+		sed -n "/umem-ktap-start $name\$/,\$p" /tmp/ktap-dmesg | sed 1d
 	else
 		# The kernel log wrapped past the start marker: the results are
 		# lost, which must fail the run rather than read as "no tests".
