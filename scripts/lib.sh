@@ -155,3 +155,18 @@ run_with_progress() {
 	fi
 	say "$stage done in $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s"
 }
+
+# running_case LOG: says what a guest was doing when its serial log LOG
+# ended: the test between @@UMEM-KTAP-BEGIN and -END markers, or the module
+# whose KUnit suites were loading (umem-ktap-start), or the guest step.
+running_case() {
+	awk '
+	/@@UMEM-KTAP-BEGIN / { c = $0; sub(/.*@@UMEM-KTAP-BEGIN /, "", c); sub(/@@.*/, "", c); what = "test " c }
+	/@@UMEM-KTAP-END@@/ { what = "" }
+	/umem-ktap-start / { c = $0; sub(/.*umem-ktap-start /, "", c); what = "KUnit suites of " c }
+	/^step failed: / { last = $0 }
+	END {
+		if (what != "") print "running: " what
+		else print "between tests" (last != "" ? " (" last ")" : "")
+	}' "$1"
+}

@@ -2,10 +2,20 @@
 # SPDX-License-Identifier: GPL-2.0
 # qemu.sh JOB LOG [CMDLINE...]: boots the cached kernel with the project's
 # initramfs under QEMU TCG, runs the guest job JOB (scripts/guest/JOB.sh),
-# writes the serial console to LOG. A guest that does not power off within
-# UMEM_TIMEOUT seconds (default 300) is killed and the run fails with the
-# tail of LOG printed. UMEM_KVM=1 opts in to KVM (it cannot boot on the
-# nested hosts this project is developed on). acpi=noirq: evaluating the
+# writes the serial console to LOG.
+#
+# A guest is judged by progress, not by a deadline: it is stopped when its
+# serial console has been silent for UMEM_STALL seconds (default 900:
+# longer than the guest's own watchdog, ktap_watch, at 600 s, so that a
+# stuck test is normally named and stopped from inside), or when it runs
+# longer than UMEM_TIMEOUT seconds in all (default 3600; the callers pass
+# about ten times the boot's usual duration). Either way the failure says
+# which test was running and for how long the guest had been silent.
+# UMEM_QEMU_CPUS=LIST pins QEMU to those host CPUs (taskset), the slow lane
+# of make check-slow.
+#
+# UMEM_KVM=1 opts in to KVM (it cannot boot on nested hosts whose KVM
+# asserts on MSR 0x10a). acpi=noirq: evaluating the
 # ACPI PCI interrupt links took 13 to 16 s of every test-kernel boot under
 # TCG (KASAN, lockdep); the devices use MSI-X anyway. slab_nomerge: fault
 # injection flags slab caches one by one (guest/init), which merged caches
@@ -26,7 +36,8 @@ set -euo pipefail
 job=$1
 log=$2
 shift 2
-timeout=${UMEM_TIMEOUT:-300}
+timeout=${UMEM_TIMEOUT:-3600}
+stall=${UMEM_STALL:-900}
 # One initramfs per boot (named after its log): make check boots several
 # guests at the same time.
 initrd=$ROOT/build/initramfs-$(basename "$log" .log).cpio
@@ -39,23 +50,54 @@ if [ "${UMEM_KVM:-0}" = 1 ]; then
 	accel=(-accel kvm -cpu host)
 fi
 
-say "booting $(kernel_pkg_version) under QEMU (${accel[1]}), job '$job' (serial log: $log)"
+pin=()
+[ -z "${UMEM_QEMU_CPUS:-}" ] || pin=(taskset -c "$UMEM_QEMU_CPUS")
+
+say "booting $(kernel_pkg_version) under QEMU (${accel[1]}${pin:+, on host CPU $UMEM_QEMU_CPUS}), job '$job' (serial log: $log)"
 start=$SECONDS
 rc=0
-timeout -k 10 "$timeout" qemu-system-x86_64 "${accel[@]}" -smp "${UMEM_SMP:-2}" -m 2G \
+"${pin[@]}" qemu-system-x86_64 "${accel[@]}" -smp "${UMEM_SMP:-2}" -m 2G \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 ${UMEM_QEMU_ARGS:-} \
 	-kernel "$KOUT/arch/x86/boot/bzImage" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 sysctl.kernel.panic_on_rcu_stall=1 acpi=noirq slab_nomerge log_buf_len=16M no5lvl umem.job=$job $*" \
-	</dev/null >"$log" 2>&1 || rc=$?
+	</dev/null >"$log" 2>&1 &
+qpid=$!
+# Watch the serial log grow; stop the guest on a stall or past the limit.
+why=
+size=-1
+quiet_since=$SECONDS
+while kill -0 $qpid 2>/dev/null; do
+	sleep 5 &
+	wait $! || true
+	now=$(stat -c %s "$log" 2>/dev/null || echo 0)
+	if [ "$now" != "$size" ]; then
+		size=$now
+		quiet_since=$SECONDS
+	fi
+	if [ $((SECONDS - quiet_since)) -ge "$stall" ]; then
+		why="no serial output for $((SECONDS - quiet_since)) s"
+	elif [ $((SECONDS - start)) -ge "$timeout" ]; then
+		why="still running after ${timeout} s in all (silent for $((SECONDS - quiet_since)) s)"
+	fi
+	if [ -n "$why" ]; then
+		kill -TERM $qpid 2>/dev/null || true
+		sleep 5
+		kill -KILL $qpid 2>/dev/null || true
+		break
+	fi
+done
+wait $qpid || rc=$?
 tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
-if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-	echo "error: guest did not finish within ${timeout}s; last lines of $log:" >&2
+if [ -n "$why" ]; then
+	echo "error: guest stopped, $why, $((SECONDS - start)) s after boot;" \
+		"$(running_case "$log"); last lines of $log:" >&2
 	tail -n 40 "$log" >&2
 	exit 1
 fi
 if ! grep -q '@@UMEM-DMESG-END@@' "$log"; then
-	echo "error: guest stopped before its job finished (qemu exit $rc); last lines of $log:" >&2
+	echo "error: guest stopped before its job finished (qemu exit $rc);" \
+		"$(running_case "$log"); last lines of $log:" >&2
 	tail -n 40 "$log" >&2
 	exit 1
 fi

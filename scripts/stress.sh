@@ -15,7 +15,7 @@ importer=${3:-c}
 "$ROOT/scripts/kernel.sh"
 "$ROOT/scripts/module.sh"
 log=$LOGDIR/stress-serial.log
-UMEM_TIMEOUT=$((120 + runs * 90)) "$ROOT/scripts/qemu.sh" stress "$log" \
+UMEM_TIMEOUT=$((600 + runs * 900)) "$ROOT/scripts/qemu.sh" stress "$log" \
 	kunit.enable=0 "umem.stress=$runs,$qpt,$importer" || true
 grep -E '^(stress run|rxe0 counter|completion:)' "$log" || true
 python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \

@@ -89,10 +89,10 @@ qpt=${TWO_NODE_QP_TIMEOUT:-}
 [ -n "$qpt" ] || [ "$UMEM_KERNEL" = test ] || qpt=14
 [ -z "$qpt" ] || args+=("umem.two_node_qp_timeout=$qpt")
 rc=0
-UMEM_QEMU_ARGS=$(link "$p1" "$p2" 52:54:00:00:00:01) UMEM_TIMEOUT=${UMEM_TIMEOUT:-600} \
+UMEM_QEMU_ARGS=$(link "$p1" "$p2" 52:54:00:00:00:01) UMEM_TIMEOUT=${UMEM_TIMEOUT:-3600} \
 	"$ROOT/scripts/qemu.sh" two_node "$slog" umem.node=server "${args[@]}" "$@" &
 spid=$!
-UMEM_QEMU_ARGS=$(link "$p2" "$p1" 52:54:00:00:00:02) UMEM_TIMEOUT=${UMEM_TIMEOUT:-600} \
+UMEM_QEMU_ARGS=$(link "$p2" "$p1" 52:54:00:00:00:02) UMEM_TIMEOUT=${UMEM_TIMEOUT:-3600} \
 	"$ROOT/scripts/qemu.sh" two_node "$clog" umem.node=client "${args[@]}" "$@" || rc=1
 wait $spid || rc=1
 exit $rc

@@ -275,6 +275,109 @@ static inline double now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+/*
+ * Waiting without a deadline. A wait for completions ends in failure when
+ * the RDMA device has made no progress for a stall interval, not when a
+ * total time has run out: slow is not stuck. A 32 MiB transfer that takes
+ * a minute on a slow machine still receives packets every millisecond; a
+ * stuck one (a responder that cannot map, a peer that is gone, a QP in the
+ * error state) receives none. Progress is what rxe's hw_counters show:
+ * received packets less those the responder found to be duplicates. A
+ * retransmission that reaches a responder still busy with the original
+ * counts as progress until that responder sees it as a duplicate, so a
+ * responder blocked for longer than the retransmit timeout is caught by the
+ * case-level watchdog (ktap_watch) instead.
+ *
+ * The stall interval is $RDMA_TEST_STALL seconds (default 60; a healthy
+ * transfer under TCG with KASAN has no gap longer than a fence wait of the
+ * exporter, at most 10 s).
+ */
+#define RDMA_STALL_DEFAULT 60
+
+struct rdma_progress {
+	char rcvd[160], dup[160];	/* the counters' sysfs files */
+	long long seen;			/* rcvd_pkts - duplicate_request */
+	double since;			/* when seen last changed (s) */
+	double next;			/* when to read the counters again (s) */
+	double stall;			/* the stall interval (s) */
+};
+
+/* CLOCK_MONOTONIC in seconds. */
+static inline double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static inline long long read_counter(const char *path)
+{
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static inline long long rdma_progress_read(const struct rdma_progress *p)
+{
+	return read_counter(p->rcvd) - read_counter(p->dup);
+}
+
+/* The stall interval in seconds ($RDMA_TEST_STALL, or the default). */
+static inline double rdma_stall_interval(void)
+{
+	const char *v = getenv("RDMA_TEST_STALL");
+
+	return v && atof(v) > 0 ? atof(v) : RDMA_STALL_DEFAULT;
+}
+
+/* Starts a new wait: progress is measured from now. */
+static inline void rdma_progress_restart(struct rdma_progress *p)
+{
+	p->seen = rdma_progress_read(p);
+	p->since = now_s();
+	p->next = p->since + 0.25;
+}
+
+/* Starts watching device @dev (port 1); the clock starts now. */
+static inline void rdma_progress_init(struct rdma_progress *p, const char *dev)
+{
+	snprintf(p->rcvd, sizeof(p->rcvd),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/rcvd_pkts", dev);
+	snprintf(p->dup, sizeof(p->dup),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/duplicate_request", dev);
+	p->stall = rdma_stall_interval();
+	rdma_progress_restart(p);
+}
+
+/*
+ * Called while waiting (as often as one likes: the counters are read
+ * every 250 ms). Returns 0 while the device makes progress, otherwise the
+ * seconds without any, once they reach the stall interval.
+ */
+static inline double rdma_progress_stalled(struct rdma_progress *p)
+{
+	double t = now_s();
+	long long v;
+
+	if (t < p->next)
+		return 0;
+	p->next = t + 0.25;
+	v = rdma_progress_read(p);
+	if (v != p->seen) {
+		p->seen = v;
+		p->since = t;
+		return 0;
+	}
+	return t - p->since >= p->stall ? t - p->since : 0;
+}
+
 #define RDMA_STREAM_BATCH 16
 
 /*
@@ -301,13 +404,14 @@ static inline int rdma_stream_post(const struct rdma_stream *s, enum ibv_wr_opco
 /*
  * Streams @op messages of @len bytes through @s, @depth outstanding, for @ms
  * milliseconds. Returns the ns per completed message, or 0 when a work
- * request failed (its status is printed as a KTAP diagnostic) or the queue
- * did not drain within 60 s.
+ * request failed (its status is printed as a KTAP diagnostic) or no
+ * message completed for the stall interval (rdma_stall_interval()).
  */
 static inline double rdma_stream_run(const struct rdma_stream *s, enum ibv_wr_opcode op,
 				     size_t len, int depth, double ms)
 {
-	double start = now_ns(), end = start + ms * 1e6, now = start;
+	double start = now_ns(), end = start + ms * 1e6, now = start, last = start;
+	double stall = rdma_stall_interval() * 1e9;
 	unsigned long posted = 0, done = 0;
 	struct ibv_wc wc[RDMA_STREAM_BATCH];
 	int i, n;
@@ -320,8 +424,13 @@ static inline double rdma_stream_run(const struct rdma_stream *s, enum ibv_wr_op
 		if (n < 0)
 			return 0;
 		now = now_ns();
-		if (!n && now > end + 60e9)
+		if (n)
+			last = now;
+		if (!n && now - last > stall) {
+			printf("    # %s of %zu bytes: no completion for %.0f s\n",
+			       op == IBV_WR_RDMA_READ ? "READ" : "WRITE", len, stall / 1e9);
 			return 0;
+		}
 		for (i = 0; i < n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				printf("    # %s of %zu bytes: completion status %d\n",

@@ -15,7 +15,7 @@ reliability() {
 	local imp=$1 mode=$2 fuzz="rxe_dmabuf_fuzz rxe0 $GIDX"
 	step "fault_injection_uverbs_$imp" ktap_run "fault_injection_uverbs+$imp" \
 		$fuzz "$imp" faults "$mode" /tmp/faults-rust.txt
-	KTAP_TIMEOUT=$((120 + OPS / 50)) step "fuzz_$imp" ktap_run "fuzz+$imp" \
+	step "fuzz_$imp" ktap_run "fuzz+$imp" \
 		$fuzz "$imp" fuzz "$SEED" "$OPS" "$mode" /tmp/fuzz-rust.txt
 	step "storm_$imp" ktap_run "storm+$imp" $fuzz "$imp" storm "$STORM"
 	step "bench_uverbs_smoke_$imp" ktap_run "bench_uverbs+$imp" \
@@ -26,6 +26,25 @@ reliability() {
 		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" datapath 1 5 4096
 	step "bench_migrate_smoke_$imp" ktap_run "bench_migrate+$imp" \
 		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" migrate 1 20 4096
+}
+
+# stalled_case_fails_alone: the runner's own check that a stuck case fails
+# by itself and says why. The WRITE of the case one_page waits behind a
+# copy fence of 10 s (RXE_TEST_FORCE_STALL) while the stall interval is
+# 3 s: that one result must fail, naming the stall; the case after it must
+# pass on the new QP pair; nothing else may fail.
+stalled_case_fails_alone() {
+	local out=/tmp/stall-check.txt
+	RXE_TEST_FORCE_STALL=one_page RDMA_TEST_STALL=3 \
+		RXE_TEST_CASES=one_page,64k_sub_page_offset \
+		rxe_dmabuf_test rxe0 "$GIDX" >$out 2>&1
+	sed 's/^/# stall check: /' $out
+	grep -q '^    not ok [0-9]* one_page: rdma_write_into_dmabuf_mr (.*, no progress for [0-9]* s)$' \
+		$out || { echo "# the stalled WRITE did not fail with its reason" >&2; return 1; }
+	[ "$(grep -c '^    not ok' $out)" -eq 1 ] ||
+		{ echo "# more than the stalled case failed" >&2; return 1; }
+	grep -q '^    ok [0-9]* 64k_sub_page_offset: rdma_read_from_dmabuf_mr$' $out ||
+		{ echo "# the case after the stall did not pass" >&2; return 1; }
 }
 
 # qemu.sh boots with no5lvl (see there): 4-level paging, no la57 flag.
@@ -53,6 +72,7 @@ step insmod_exporter_c_importer ktap_insmod exporter+c-importer dmabuf_exporter_
 	expect_importer=c
 step exporter_userspace_test ktap_run exporter_user /umem/bin/exp_test
 step rxe_e2e_c_importer ktap_run rxe_e2e+c-importer rxe_dmabuf_test rxe0 "$GIDX" stress
+step stalled_case_fails_alone stalled_case_fails_alone
 step uverbs_client_c_importer uverbs-dmabuf rxe0 "$GIDX"
 step uverbs_client_raw_ioctl_c_importer uverbs-dmabuf rxe0 "$GIDX" --raw
 reliability c --compare

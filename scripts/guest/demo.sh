@@ -64,13 +64,15 @@ rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 50 --dmabuf udmabuf 127.0.0.
 	>/tmp/client.txt 2>&1 || crc=$?
 src=0
 wait $server || src=$?
-kill -TERM $migrator
+# The migrator follows the server and ends with it, maybe already has:
+# either way it is done, and its status is its own verdict.
+stop_helper $migrator
 mrc=0
 wait $migrator || mrc=$?
 sed 's/^/  client: /' /tmp/client.txt
 sed 's/^/  server: /' /tmp/server.txt
 sed 's/^# /  /' /tmp/migrate.txt
-[ $crc -eq 0 ] && [ $src -eq 0 ] && [ $mrc -eq 0 ]
+verdict "client" $crc "server" $src "migrator" $mrc
 
 step "nothing left behind: dma-buf buffers alive (debugfs bufinfo)"
 grep -c dmabuf_exporter_rs /sys/kernel/debug/dma_buf/bufinfo | sed 's/^/  buffers of the exporter: /'

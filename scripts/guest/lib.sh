@@ -21,8 +21,14 @@ ktap_insmod() {
 	# serial port once, from the dump below.
 	old=$(cut -f1 /proc/sys/kernel/printk)
 	echo 4 >/proc/sys/kernel/printk
+	# The console is quiet meanwhile; the host judges progress by it, so
+	# say every 30 s how far the kernel log (the suites' KTAP) has grown.
+	log_growth "$name" &
+	local ticker=$!
 	insmod "$MODDIR/$mod" "$@"
 	rc=$?
+	kill $ticker
+	wait $ticker 2>/dev/null
 	echo "$old" >/proc/sys/kernel/printk
 	echo "@@UMEM-KTAP-BEGIN $name@@"
 	dmesg >/tmp/ktap-dmesg
@@ -36,6 +42,16 @@ ktap_insmod() {
 	fi
 	echo "@@UMEM-KTAP-END@@"
 	return $rc
+}
+
+# log_growth NAME: every 30 s, prints the kernel log's length if it grew.
+log_growth() {
+	local n last=
+	while sleep 30; do
+		n=$(dmesg | wc -l)
+		[ "$n" = "$last" ] || echo "umem: $1: $n kernel log lines"
+		last=$n
+	done
 }
 
 # step NAME CMD...: runs CMD and records the result as one test of the
@@ -80,43 +96,58 @@ steps_report() {
 }
 
 # ktap_run NAME CMD...: runs a userspace test that prints KTAP, between
-# markers. A test still running after $KTAP_TIMEOUT s (default 120) is
-# stopped (SIGTERM, on which the tests print what they recorded, then
-# SIGKILL), after the kernel has dumped its blocked tasks (sysrq w) into the
-# log.
+# markers, under ktap_watch: a test that makes no progress for $KTAP_STALL
+# seconds (default 600) is stopped (SIGTERM, on which the tests print what
+# they recorded and what they were doing, then SIGKILL), after the kernel
+# has dumped its blocked tasks (sysrq w) into the log. Progress is output,
+# or a line the test appends to $KTAP_PROGRESS when it finishes a case
+# (samples/include/ktap_user.h). There is no limit on a test's total
+# time: on a slow machine a test takes longer, but it keeps moving. The
+# longest silence of a passing test is a single case (a 32 MiB transfer, an
+# rdma-core test under KASAN: about 80 s), so 600 s is over seven times
+# that on the machines the suite is measured on, and still over three
+# times on one half as fast.
 ktap_run() {
-	local name=$1 rc pid wd start
+	local name=$1 rc pid start fifo=/tmp/ktap-run.fifo
 	shift
 	start=$(cut -d. -f1 /proc/uptime)
+	export KTAP_PROGRESS=/tmp/ktap-progress.$name
+	rm -f "$fifo" "$KTAP_PROGRESS"
+	mkfifo "$fifo"
 	echo "@@UMEM-KTAP-BEGIN $name@@"
-	"$@" &
+	"$@" >"$fifo" 2>&1 &
 	pid=$!
-	watchdog $pid "${KTAP_TIMEOUT:-120}" &
-	wd=$!
+	/umem/bin/ktap_watch "$name" "${KTAP_STALL:-600}" $pid "$KTAP_PROGRESS" <"$fifo" &
 	wait $pid
 	rc=$?
-	kill $wd 2>/dev/null
+	# The watchdog ends with the test's output.
+	wait $!
 	echo "@@UMEM-KTAP-END@@"
-	# For the time budget (make check's lanes run in parallel boots).
+	rm -f "$fifo" "$KTAP_PROGRESS"
+	unset KTAP_PROGRESS
+	# For the run-time table (make check's lanes run in parallel boots).
 	echo "umem: $name took $(($(cut -d. -f1 /proc/uptime) - start)) s"
 	return $rc
 }
 
-# watchdog PID SECONDS: kills PID if it is still alive after SECONDS.
-watchdog() {
-	local i=0
-	while kill -0 "$1" 2>/dev/null; do
-		if [ $i -ge "$2" ]; then
-			echo "watchdog: $1 still running after $2 s; blocked tasks:" >&2
-			echo w >/proc/sysrq-trigger
-			kill -TERM "$1"
-			sleep 2
-			kill -9 "$1" 2>/dev/null
-			return
+# stop_helper PID: asks a helper process (a migrator beside a test) to
+# finish. One that already finished on its own is not an error.
+stop_helper() {
+	kill -TERM "$1" 2>/dev/null || true
+}
+
+# verdict NAME STATUS [NAME STATUS...]: fails, naming each process that
+# exited non-zero, unless all of them exited 0.
+verdict() {
+	local rc=0
+	while [ $# -ge 2 ]; do
+		if [ "$2" -ne 0 ]; then
+			echo "  $1 failed (exit $2)" >&2
+			rc=1
 		fi
-		sleep 1
-		i=$((i + 1))
+		shift 2
 	done
+	return $rc
 }
 
 # cmdline_value KEY: prints the value of KEY=VALUE on the kernel command

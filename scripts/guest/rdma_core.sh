@@ -31,7 +31,8 @@ export RDMA_CORE_KNOWN=/umem/rdma_core_known.txt
 # They skip when pyverbs cannot allocate or rxe cannot register: a failure.
 export RDMA_CORE_MUST_RUN=$DMABUF_TESTS
 export PYTHONDONTWRITEBYTECODE=1
-KTAP_TIMEOUT=400
+# Its output goes to a pipe (ktap_watch): a line at a time, as on a tty.
+export PYTHONUNBUFFERED=1
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	umem.rc_select=*) RDMA_CORE_SELECT=${arg#umem.rc_select=} ;;
@@ -55,10 +56,10 @@ migrating() {
 	mpid=$!
 	wait $pid
 	rc=$?
-	kill -TERM $mpid 2>/dev/null
+	stop_helper $mpid
 	wait $mpid
 	mrc=$?
-	[ $rc -eq 0 ] && [ $mrc -eq 0 ]
+	verdict "rdma-core's tests" $rc exp_migrate $mrc
 }
 
 # pingpong: samples/rdma_dmabuf_pingpong between two processes, the
@@ -75,12 +76,12 @@ pingpong() {
 	crc=$?
 	wait $spid
 	src=$?
-	kill -TERM $mpid 2>/dev/null
+	stop_helper $mpid
 	wait $mpid
 	mrc=$?
 	sed 's/^/server: /' /tmp/pp-server.txt
 	cat /tmp/pp-migrate.txt
-	[ $crc -eq 0 ] && [ $src -eq 0 ] && [ $mrc -eq 0 ]
+	verdict client $crc server $src exp_migrate $mrc
 }
 
 # importer_suites IMPORTER SELECT

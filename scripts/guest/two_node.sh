@@ -83,7 +83,7 @@ netem_off() {
 	step "netem_off_$role" /umem/bin/tc qdisc del dev eth1 root
 }
 
-# run KIND IMPORTER PORT [KTAP_TIMEOUT]: one rxe_2node run on both sides,
+# run KIND IMPORTER PORT: one rxe_2node run on both sides,
 # KIND "" (the tests), lossy, bench or demo; the suites are two_node_IMPORTER
 # and two_node_client_IMPORTER, or two_node_KIND_server_IMPORTER and
 # two_node_KIND_IMPORTER.
@@ -91,11 +91,11 @@ run() {
 	local kind=$1 imp=$2 port=$3 name
 	if [ "$role" = server ]; then
 		name=two_node${kind:+_${kind}_server}
-		KTAP_TIMEOUT=${4:-600} step "${name}_$imp" ktap_run "$name+$imp" \
+		step "${name}_$imp" ktap_run "$name+$imp" \
 			rxe_2node server rxe0 "$GIDX" "$imp" "$port" $kind
 	else
 		name=two_node_${kind:-client}
-		KTAP_TIMEOUT=${4:-600} step "${name}_$imp" ktap_run "$name+$imp" \
+		step "${name}_$imp" ktap_run "$name+$imp" \
 			rxe_2node client rxe0 "$GIDX" "$imp" 192.0.2.1 "$port" $kind
 	fi
 }
@@ -133,7 +133,7 @@ else
 		# A short timer and a finite retry count (rxe retries forever at
 		# 7), so that the QP gives up once the server's QP is gone; if the
 		# server's MR goes first, the QP gets a remote access error.
-		RXE_TEST_QP_TIMEOUT=14 RXE_TEST_QP_RETRY=3 run kill rust 18517 120
+		RXE_TEST_QP_TIMEOUT=14 RXE_TEST_QP_RETRY=3 run kill rust 18517
 	fi
 	if [ -n "$netem" ]; then
 		netem_on
@@ -145,9 +145,9 @@ else
 		rmmod_rust
 	fi
 	if [ -n "$bench" ]; then
-		run bench c 18520 1800
+		run bench c 18520
 		insmod_rust
-		run bench rust 18521 1800
+		run bench rust 18521
 		rmmod_rust
 	fi
 fi

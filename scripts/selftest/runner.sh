@@ -7,7 +7,8 @@
 # RDMA/dma-buf/our code (or no kmemleak report), no KTAP at all, or a guest
 # that died early must each fail, also as the second of two boots; a test
 # stopped by the watchdog must fail; a WARNING between expect-warnings
-# markers passes, one outside them fails. Last, the benchmark report
+# markers passes, one outside them fails; qemu.sh names the test a stalled
+# guest was running (running_case). Last, the benchmark report
 # (scripts/bench_report.py) on a synthetic log: the ratios it computes.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -158,6 +159,26 @@ expect fail "second boot without KTAP" "$tmp/good" "$tmp/noktap" || bad=1
 } >"$tmp/killed"
 expect fail "test stopped by the watchdog" "$tmp/killed" || bad=1
 grep -q "FAILED: .*killed_by_the_watchdog" "$tmp/out" || { echo "killed case not named" >&2; bad=1; }
+
+# What qemu.sh says a guest stopped for a stall was running (running_case).
+case_of() {	# case_of WANT LINE...: the log of LINEs must name WANT
+	local want=$1 got
+	shift
+	printf '%s\n' "$@" >"$tmp/case.log"
+	got=$(running_case "$tmp/case.log")
+	if [ "$got" = "$want" ]; then
+		echo "    ok   running_case: $want"
+	else
+		echo "    FAIL running_case: '$got', not '$want'" >&2
+		bad=1
+	fi
+}
+case_of "running: test rxe_e2e+c-importer" "@@UMEM-KTAP-BEGIN importer@@" \
+	"@@UMEM-KTAP-END@@" "@@UMEM-KTAP-BEGIN rxe_e2e+c-importer@@" "    ok 1 x"
+case_of "running: KUnit suites of importer" "[    3.1] umem-ktap-start importer" \
+	"umem: importer: 120 kernel log lines"
+case_of "between tests (step failed: insmod_x)" "@@UMEM-KTAP-BEGIN a@@" "@@UMEM-KTAP-END@@" \
+	"step failed: insmod_x"
 
 # The benchmark report: two rounds; Rust blocks twice as slow as C ones,
 # a dynamic MR at 0.8 of the ordinary one's bandwidth, a latency 1.5x, and

@@ -178,20 +178,26 @@ static long dmabuf_file_count(int fd)
 	return found;
 }
 
-/* Waits up to 30 s for one completion; its status, or -1. */
+static struct rdma_progress progress;
+
+/*
+ * Waits for one completion; its status, or -1 when the device made no
+ * progress for the stall interval (rdma_user.h).
+ */
 static int wait_one(void)
 {
 	struct ibv_wc wc;
-	time_t end = time(NULL) + 30;
 	int got;
 
-	while (time(NULL) < end) {
+	rdma_progress_restart(&progress);
+	while (!rdma_progress_stalled(&progress)) {
 		got = ibv_poll_cq(cq, 1, &wc);
 		if (got < 0)
 			return -1;
 		if (got)
 			return wc.status;
 	}
+	printf("    # no progress for %.0f s waiting for a completion\n", progress.stall);
 	return -1;
 }
 
@@ -227,6 +233,7 @@ static int setup(const char *dev)
 	expdev = open("/dev/dmabuf_exporter_rs", O_RDWR | O_CLOEXEC);
 	if (!ctx || expdev < 0)
 		return -1;
+	rdma_progress_init(&progress, dev);
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	host = aligned_alloc(PAGE, HOST_SIZE);
@@ -438,7 +445,7 @@ static void faults(void)
 	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
 		const struct fault_kind *kd = &kinds[i];
 		int err = 0, injected = 0, clean = 1, points = -1, bad_errno = 0;
-		char errnos[512] = "";
+		char errnos[512] = "", point[96];
 		size_t used = 0;
 
 		for (k = 1; k < 400; k++) {
@@ -448,6 +455,9 @@ static void faults(void)
 				break;
 			}
 			outcome("%s %u %d", kd->name, k, err);
+			snprintf(point, sizeof(point), "fault sweep of %s, allocation %u",
+				 kd->name, k);
+			ktap_progress(point);
 			if (err && err != ENOMEM && !bad_errno++)
 				printf("    # %s, allocation %u failed: errno %d\n",
 				       kd->name, k, err);
@@ -838,6 +848,12 @@ static void fuzz(unsigned long long seed, unsigned long ops, int refs)
 		if (r && r != -2 && r != -3 && !(o == OP_STATS && r >= 3000))
 			op_errors[o]++;
 		outcome("%lu %s %d", i, op_names[o], r);
+		if (i % 500 == 499) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "fuzzer at %lu of %lu operations", i + 1, ops);
+			ktap_progress(what);
+		}
 	}
 	for (o = 0; o < OP_N; o++)
 		printf("    # %s: %lu ops, %lu errors\n", op_names[o], op_count[o], op_errors[o]);

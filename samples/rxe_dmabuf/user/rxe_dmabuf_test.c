@@ -19,6 +19,17 @@
  *   its network device NETDEV ("ip link del").
  *   bounce: instead, check that registration is refused with EOPNOTSUPP
  *   (booted with swiotlb=force, where bus addresses are bounce copies).
+ *
+ * Each case starts from a known state: after any failed work request (an
+ * error completion, or no progress for $RDMA_TEST_STALL seconds, see
+ * rdma_user.h) the QPs and their CQ are destroyed and made again, so a
+ * failing case fails alone instead of leaving later ones a QP in the error
+ * state. Environment:
+ *   RXE_TEST_CASES=NAME[,NAME...]  run only these cases (see wanted()).
+ *   RXE_TEST_FORCE_STALL=NAME      the write/read case NAME first migrates
+ *                                  its buffer with a 10 s copy fence, so
+ *                                  that its WRITE stalls (the runner's check
+ *                                  that a stalled case fails alone).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -48,6 +59,11 @@ static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_qp *qa, *qb;
 static int expdev;
+static union ibv_gid gid;
+static int gidx;
+static struct rdma_progress progress;
+/* Why the last work request failed, for the case's result line. */
+static char why[96];
 
 static int reg_dmabuf_mr(__u64 offset, __u64 length, __u64 iova, int fd,
 			 __u32 access, struct dmr *mr)
@@ -78,52 +94,129 @@ static struct dmabuf_exp_stats exp_stats(int fd)
 
 static double now(void)
 {
-	struct timespec ts;
+	return now_s();
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+/* Is case @name to run ($RXE_TEST_CASES, default all)? */
+static int wanted(const char *name)
+{
+	const char *list = getenv("RXE_TEST_CASES"), *p;
+	size_t n = strlen(name);
+
+	if (!list || !*list)
+		return 1;
+	for (p = list; (p = strstr(p, name)); p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return 1;
+	return 0;
+}
+
+/*
+ * The loopback pair: a CQ and two RC QPs connected to each other; 0 or -1.
+ * What was there before is destroyed first.
+ */
+static int qps_open(void)
+{
+	struct ibv_qp_init_attr qia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+
+	verbs_close(qa, qb, cq, NULL, NULL);
+	qa = NULL;
+	qb = NULL;
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!cq)
+		return -1;
+	qia.send_cq = cq;
+	qia.recv_cq = cq;
+	qa = ibv_create_qp(pd, &qia);
+	qb = ibv_create_qp(pd, &qia);
+	return qa && qb && !connect_qp(qa, qb->qp_num, &gid, gidx) &&
+	       !connect_qp(qb, qa->qp_num, &gid, gidx) ? 0 : -1;
+}
+
+/*
+ * After a failed work request: the QPs are in the error state, or a
+ * transfer may still be in flight. Destroying them ends both (and waits for
+ * a responder that is busy); later cases get a new pair.
+ */
+static void qps_recover(void)
+{
+	fprintf(stderr, "# after \"%s\" (%s): new QP pair\n", ktap_doing, why);
+	if (qps_open())
+		fprintf(stderr, "# the new QP pair failed: %s\n", strerror(errno));
 }
 
 static enum ibv_wc_status last_status;
 
 /*
- * Waits (up to 30 s) for @n completions; returns how many succeeded. A
- * timeout prints the state of the QPs (iproute2's "rdma res show qp").
+ * Waits for @n completions; returns how many succeeded. Fails when the
+ * device makes no progress for the stall interval (rdma_user.h), not
+ * after a total time, and prints the state of the QPs (iproute2's "rdma
+ * res show qp") then. Either failure sets why[] and starts a new QP pair.
  */
 static int poll_cq(int n)
 {
-	double end = now() + 30;
 	struct ibv_wc wc;
-	int ok = 0, got;
+	int ok = 0, got, failed = 0;
+	double stalled;
 
+	why[0] = 0;
+	rdma_progress_restart(&progress);
 	while (n > 0) {
-		if (now() > end) {
-			fprintf(stderr, "no completion within 30 s; QPs:\n");
+		got = ibv_poll_cq(cq, 1, &wc);
+		if (got < 0) {
+			snprintf(why, sizeof(why), "ibv_poll_cq failed");
+			failed = 1;
+			break;
+		}
+		if (!got) {
+			stalled = rdma_progress_stalled(&progress);
+			if (!stalled)
+				continue;
+			snprintf(why, sizeof(why), "no progress for %.0f s", stalled);
+			fprintf(stderr, "# %s, %d completion(s) missing; QPs:\n", why, n);
 			if (system("rdma res show qp 1>&2"))
 				fprintf(stderr, "rdma res show qp failed\n");
-			return ok;
+			failed = 1;
+			break;
 		}
-		got = ibv_poll_cq(cq, 1, &wc);
-		if (got < 0)
-			return -1;
-		if (!got)
-			continue;
+		rdma_progress_restart(&progress);
 		n--;
 		last_status = wc.status;
-		if (wc.status == IBV_WC_SUCCESS)
+		if (wc.status == IBV_WC_SUCCESS) {
 			ok++;
-		else
-			fprintf(stderr, "completion: %s\n", ibv_wc_status_str(wc.status));
+			continue;
+		}
+		snprintf(why, sizeof(why), "completion: %s", ibv_wc_status_str(wc.status));
+		fprintf(stderr, "# %s\n", why);
+		failed = 1;
 	}
+	if (failed)
+		qps_recover();
 	return ok;
 }
 
+/* Posts one work request on qa (or qb) and waits for it; 1 if it succeeded. */
 static int rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, __u64 laddr, __u32 lkey,
 		__u32 len, __u64 raddr, __u32 rkey)
 {
-	if (post_rdma(qp, op, laddr, lkey, len, raddr, rkey))
+	if (post_rdma(qp, op, laddr, lkey, len, raddr, rkey)) {
+		snprintf(why, sizeof(why), "ibv_post_send failed");
 		return 0;
+	}
 	return poll_cq(1) == 1;
+}
+
+/* ", WHY" after a failed work request, for a result line; "" otherwise. */
+static const char *why_failed(void)
+{
+	static char s[sizeof(why) + 2];
+
+	snprintf(s, sizeof(s), "%s%s", why[0] ? ", " : "", why);
+	return s;
 }
 
 static int same(const unsigned char *p, size_t len, unsigned int seed)
@@ -162,6 +255,7 @@ static void write_read_case(const char *name, size_t size, size_t offset, unsign
 	__u64 iova = 0x7f0000000000ULL + (offset & (PAGE - 1));
 	unsigned char *map;
 	size_t done, chunk;
+	const char *stall;
 	struct dmr mr;
 	double t;
 	int ok;
@@ -176,11 +270,14 @@ static void write_read_case(const char *name, size_t size, size_t offset, unsign
 	result(!err && map != MAP_FAILED, "%s: reg_dmabuf_mr (errno %d)", name, err);
 	if (err || map == MAP_FAILED)
 		goto out;
+	stall = getenv("RXE_TEST_FORCE_STALL");
+	if (stall && !strcmp(stall, name) && exp_migrate(fd, 10000))
+		result(0, "%s: migration with a 10 s fence", name);
 	fill(host, size, 3);
 	t = now();
 	ok = rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, size, iova, mr.rkey);
-	result(ok && same(map + offset, size, 3), "%s: rdma_write_into_dmabuf_mr (%.1f s)", name,
-	       now() - t);
+	result(ok && same(map + offset, size, 3), "%s: rdma_write_into_dmabuf_mr (%.1f s%s)",
+	       name, now() - t, why_failed());
 	memset(host, 0, size);
 	fill(map + offset, size, 4);
 	/*
@@ -197,7 +294,7 @@ static void write_read_case(const char *name, size_t size, size_t offset, unsign
 		ok = rdma(qa, IBV_WR_RDMA_READ, (uintptr_t)host + done, hmr->lkey, chunk,
 			  iova + done, mr.rkey);
 	}
-	result(ok && same(host, size, 4), "%s: rdma_read_from_dmabuf_mr", name);
+	result(ok && same(host, size, 4), "%s: rdma_read_from_dmabuf_mr%s", name, why_failed());
 	result(dereg_mr(&mr) == 0, "%s: dereg", name);
 out:
 	if (map != MAP_FAILED)
@@ -359,7 +456,7 @@ static void removal_test(char *const cmd[], unsigned char *host, struct ibv_mr *
 	       "both_buffers_attached_before_removal");
 	notifies = st.move_notifies;
 
-	rc = run_for(60, &took, cmd);
+	rc = run_for(600, &took, cmd);
 	result(rc == 0, "%s_returns_with_mrs_alive (exit %d, %.1f s)",
 	       strcmp(cmd[0], "ip") ? "rdma_link_delete" : "netdev_delete", rc, took);
 	if (rc)
@@ -434,20 +531,178 @@ static void bounce_test(void)
 	close(ufd);
 }
 
-int main(int argc, char **argv)
+/*
+ * SEND/RECV with dma-buf MRs on both sides, a dma-buf MR as the local
+ * buffer of a WRITE, and writes while the exporter migrates the buffer
+ * (with @stress, also from a second thread). With @rust, rmmod of the Rust
+ * importer must be refused while its MRs live.
+ */
+static void send_recv_migrations(unsigned char *host, struct ibv_mr *hmr, int stress, int rust)
 {
-	struct ibv_qp_init_attr qia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-	};
-	const size_t big = 32UL << 20;
-	unsigned char *host, *umap, *map;
+	int err, ok, i, ufd, fd = exp_create(16 * PAGE, &err);
+	unsigned char *map, *umap;
 	struct dmabuf_exp_stats st;
 	struct dmr mr, mr2;
+
+	map = mmap(NULL, 16 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ufd = udmabuf_create(16 * PAGE, &umap);
+	ok = fd >= 0 && ufd >= 0 && map != MAP_FAILED &&
+	     !reg_dmabuf_mr(0, 16 * PAGE, 0x100000, fd, IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, &mr) &&
+	     !reg_dmabuf_mr(0, 16 * PAGE, 0x200000, ufd, IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, &mr2);
+	result(ok, "reg_exporter_and_udmabuf_mrs");
+	if (ok) {
+		struct ibv_sge rsge = { .addr = 0x200000, .length = 8 * PAGE, .lkey = mr2.lkey };
+		struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
+
+		fill(map, 8 * PAGE, 5);
+		ok = !ibv_post_recv(qb, &rwr, &rbad);
+		ok = ok && rdma(qa, IBV_WR_SEND, 0x100000, mr.lkey, 8 * PAGE, 0, 0);
+		ok = ok && poll_cq(1) == 1;
+		result(ok && same(umap, 8 * PAGE, 5), "send_recv_exporter_to_udmabuf%s",
+		       why_failed());
+		fill(umap + 8 * PAGE, 4 * PAGE, 6);
+		ok = rdma(qa, IBV_WR_RDMA_WRITE, 0x200000 + 8 * PAGE, mr2.lkey, 4 * PAGE,
+			  0x100000 + 8 * PAGE, mr.rkey);
+		result(ok && same(map + 8 * PAGE, 4 * PAGE, 6), "write_udmabuf_mr_to_exporter_mr%s",
+		       why_failed());
+
+		/* Writes continue while the exporter migrates the buffer. */
+		ok = 1;
+		for (i = 0; i < 20; i++) {
+			fill(host, 4 * PAGE, 100 + i);
+			ok &= rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, 4 * PAGE,
+				   0x100000 + (i % 4) * 4 * PAGE, mr.rkey);
+			ok &= exp_migrate(fd, i % 3 ? 0 : 20) == 0;
+			ok &= same(map + (i % 4) * 4 * PAGE, 4 * PAGE, 100 + i);
+		}
+		st = exp_stats(fd);
+		result(ok, "writes_during_20_migrations_no_corruption%s", why_failed());
+		result(st.migrations == 20 && st.move_notifies >= 20 && st.maps >= 20,
+		       "move_notify_and_remap_happened (migrations %llu, notified %llu, maps %llu)",
+		       (unsigned long long)st.migrations, (unsigned long long)st.move_notifies,
+		       (unsigned long long)st.maps);
+		/* With migrations in a second thread while writes stream. */
+		if (stress) {
+			struct migrator m = { .fd = fd, .rounds = 30 };
+			unsigned char last[4] = { 0 };
+			pthread_t thread;
+			int region, ok_all = 1;
+
+			ok = !pthread_create(&thread, NULL, migrate_loop, &m);
+			for (i = 0; ok && i < 60; i++) {
+				region = i % 4;
+				fill(host + region * 4 * PAGE, 4 * PAGE, 200 + i);
+				ok_all &= rdma(qa, IBV_WR_RDMA_WRITE,
+					       (uintptr_t)host + region * 4 * PAGE, hmr->lkey,
+					       4 * PAGE, 0x100000 + region * 4 * PAGE, mr.rkey);
+				last[region] = 200 + i;
+			}
+			if (ok)
+				pthread_join(thread, NULL);
+			for (region = 0; region < 4; region++)
+				ok_all &= same(map + region * 4 * PAGE, 4 * PAGE, last[region]);
+			st = exp_stats(fd);
+			result(ok && ok_all && !m.failed,
+			       "writes_during_concurrent_migrations_no_corruption (%llu migrations%s)",
+			       (unsigned long long)st.migrations, why_failed());
+		}
+		if (rust)
+			result(system("rmmod umem_dmabuf_rs 2>/dev/null") != 0,
+			       "rmmod_refused_while_rust_mr_lives");
+		result(!dereg_mr(&mr) && !dereg_mr(&mr2), "dereg_exporter_and_udmabuf_mrs");
+		st = exp_stats(fd);
+		result(st.attachments == 0 && st.mappings == 0, "exporter_attachments_back_to_0");
+	}
+	if (map != MAP_FAILED)
+		munmap(map, 16 * PAGE);
+	if (umap != MAP_FAILED)
+		munmap(umap, 16 * PAGE);
+	close(fd);
+	close(ufd);
+}
+
+/* Bad requests get the uverbs/C errno. */
+static void errno_cases(void)
+{
+	int err, fd = exp_create(4 * PAGE, &err);
+	struct dmr mr;
+
+	result(reg_dmabuf_mr(100, PAGE, 0x1000 + 200, fd, IBV_ACCESS_LOCAL_WRITE, &mr) == EINVAL,
+	       "errno_offset_iova_page_offset_mismatch");
+	result(reg_dmabuf_mr(0, 5 * PAGE, 0, fd, IBV_ACCESS_LOCAL_WRITE, &mr) == EINVAL,
+	       "errno_length_beyond_buffer");
+	result(reg_dmabuf_mr(0, PAGE, 0, 9999, IBV_ACCESS_LOCAL_WRITE, &mr) == EBADF,
+	       "errno_bad_fd");
+	result(reg_dmabuf_mr(0, PAGE, 0, expdev, IBV_ACCESS_LOCAL_WRITE, &mr) == EINVAL,
+	       "errno_not_a_dmabuf_fd");
+	result(reg_dmabuf_mr(0, PAGE, 0, fd, IBV_ACCESS_REMOTE_WRITE, &mr) == EINVAL,
+	       "errno_remote_write_without_local_write");
+	result(reg_dmabuf_mr(0, PAGE, 0, fd, IBV_ACCESS_LOCAL_WRITE | (1U << 30), &mr) == EINVAL,
+	       "errno_unknown_access_flag");
+	close(fd);
+}
+
+/* A pinned MR (rdma_rxe dmabuf_pinned=1) makes migration fail. */
+static void pinned_case(void)
+{
+	struct dmabuf_exp_stats st;
+	struct dmr mr;
+	int err, fd;
+
+	if (system("echo 1 > /sys/module/rdma_rxe/parameters/dmabuf_pinned")) {
+		result(0, "rdma_rxe dmabuf_pinned parameter writable");
+		return;
+	}
+	fd = exp_create(4 * PAGE, &err);
+	err = reg_dmabuf_mr(0, 4 * PAGE, 0, fd, IBV_ACCESS_LOCAL_WRITE, &mr);
+	result(!err && exp_migrate(fd, 0) == EBUSY, "pinned_mr_migration_ebusy");
+	st = exp_stats(fd);
+	result(st.pins == 1, "pinned_mr_holds_one_pin");
+	if (!err)
+		dereg_mr(&mr);
+	st = exp_stats(fd);
+	result(st.pins == 0 && exp_migrate(fd, 0) == 0, "unpinned_after_dereg");
+	close(fd);
+	result(!system("echo 0 > /sys/module/rdma_rxe/parameters/dmabuf_pinned"),
+	       "dynamic_mode_restored");
+}
+
+/* An access that cannot re-map fails like one with a bad key. */
+static void cannot_remap_case(unsigned char *host, struct ibv_mr *hmr)
+{
+	struct dmr mr;
+	int err, ok, fd = exp_create(4 * PAGE, &err);
+
+	err = reg_dmabuf_mr(0, 4 * PAGE, 0x300000, fd, IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_WRITE, &mr);
+	ok = !err && rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE, 0x300000,
+			  mr.rkey);
+	if (ok) {
+		struct dmabuf_exp_migrate fm = {
+			.version = DMABUF_EXP_VERSION, .fd = fd,
+			.flags = DMABUF_EXP_MIGRATE_F_FAIL_MAPS,
+		};
+
+		ok = !ioctl(expdev, DMABUF_EXP_IOC_MIGRATE, &fm) &&
+		     !rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE, 0x300000,
+			   mr.rkey) &&
+		     last_status == IBV_WC_REM_ACCESS_ERR;
+	}
+	result(ok, "access_that_cannot_remap_fails_like_a_bad_key (status %s)",
+	       ibv_wc_status_str(last_status));
+	if (!err)
+		dereg_mr(&mr);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	const size_t big = 32UL << 20;
+	unsigned char *host;
 	struct ibv_mr *hmr;
-	union ibv_gid gid;
-	int gidx, i, n, fd, ufd, err, ok, left, stress = 0, remove = 0, bounce = 0;
+	int i, n, ok, left, stress = 0, remove = 0, bounce = 0;
 	const char *suite;
 	char *netdev = NULL;
 
@@ -469,22 +724,17 @@ int main(int argc, char **argv)
 	result(!!ctx, "open_%s", argv[1]);
 	if (!ctx)
 		goto out;
+	rdma_progress_init(&progress, argv[1]);
 	expdev = open("/dev/dmabuf_exporter_rs", O_RDWR | O_CLOEXEC);
 	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	if (bounce) {
+		cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 		result(pd && cq && expdev >= 0, "pd_cq_exporter");
 		if (pd && expdev >= 0)
 			bounce_test();
 		goto out;
 	}
-	qia.send_cq = cq;
-	qia.recv_cq = cq;
-	qa = pd && cq ? ibv_create_qp(pd, &qia) : NULL;
-	qb = pd && cq ? ibv_create_qp(pd, &qia) : NULL;
-	ok = qa && qb && !ibv_query_gid(ctx, 1, gidx, &gid) &&
-	     !connect_qp(qa, qb->qp_num, &gid, gidx) &&
-	     !connect_qp(qb, qa->qp_num, &gid, gidx);
+	ok = pd && !ibv_query_gid(ctx, 1, gidx, &gid) && !qps_open();
 	result(ok && expdev >= 0, "rc_qps_connected (gid index %d)", gidx);
 	if (!ok || expdev < 0)
 		goto out;
@@ -512,151 +762,25 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	write_read_case("one_page", PAGE, 0, host, hmr);
-	write_read_case("64k_sub_page_offset", 64 * 1024, PAGE + 100, host, hmr);
-	write_read_case("32m", big, 0, host, hmr);
-
-	/*
-	 * SEND/RECV with dma-buf MRs on both sides, and a dma-buf MR as the
-	 * local buffer of a WRITE.
-	 */
-	fd = exp_create(16 * PAGE, &err);
-	map = mmap(NULL, 16 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ufd = udmabuf_create(16 * PAGE, &umap);
-	ok = fd >= 0 && ufd >= 0 && map != MAP_FAILED &&
-	     !reg_dmabuf_mr(0, 16 * PAGE, 0x100000, fd, IBV_ACCESS_LOCAL_WRITE |
-			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, &mr) &&
-	     !reg_dmabuf_mr(0, 16 * PAGE, 0x200000, ufd, IBV_ACCESS_LOCAL_WRITE |
-			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, &mr2);
-	result(ok, "reg_exporter_and_udmabuf_mrs");
-	if (ok) {
-		struct ibv_sge rsge = { .addr = 0x200000, .length = 8 * PAGE, .lkey = mr2.lkey };
-		struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
-
-		fill(map, 8 * PAGE, 5);
-		ok = !ibv_post_recv(qb, &rwr, &rbad);
-		ok = ok && rdma(qa, IBV_WR_SEND, 0x100000, mr.lkey, 8 * PAGE, 0, 0);
-		ok = ok && poll_cq(1) == 1;
-		result(ok && same(umap, 8 * PAGE, 5), "send_recv_exporter_to_udmabuf");
-		fill(umap + 8 * PAGE, 4 * PAGE, 6);
-		ok = rdma(qa, IBV_WR_RDMA_WRITE, 0x200000 + 8 * PAGE, mr2.lkey, 4 * PAGE,
-			  0x100000 + 8 * PAGE, mr.rkey);
-		result(ok && same(map + 8 * PAGE, 4 * PAGE, 6), "write_udmabuf_mr_to_exporter_mr");
-
-		/* Writes continue while the exporter migrates the buffer. */
-		ok = 1;
-		for (i = 0; i < 20; i++) {
-			fill(host, 4 * PAGE, 100 + i);
-			ok &= rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, 4 * PAGE,
-				   0x100000 + (i % 4) * 4 * PAGE, mr.rkey);
-			ok &= exp_migrate(fd, i % 3 ? 0 : 20) == 0;
-			ok &= same(map + (i % 4) * 4 * PAGE, 4 * PAGE, 100 + i);
-		}
-		st = exp_stats(fd);
-		result(ok, "writes_during_20_migrations_no_corruption");
-		result(st.migrations == 20 && st.move_notifies >= 20 && st.maps >= 20,
-		       "move_notify_and_remap_happened (migrations %llu, notified %llu, maps %llu)",
-		       (unsigned long long)st.migrations, (unsigned long long)st.move_notifies,
-		       (unsigned long long)st.maps);
-		/* With migrations in a second thread while writes stream. */
-		if (stress) {
-			struct migrator m = { .fd = fd, .rounds = 30 };
-			unsigned char last[4] = { 0 };
-			pthread_t thread;
-			int region, ok_all = 1;
-
-			ok = !pthread_create(&thread, NULL, migrate_loop, &m);
-			for (i = 0; ok && i < 60; i++) {
-				region = i % 4;
-				fill(host + region * 4 * PAGE, 4 * PAGE, 200 + i);
-				ok_all &= rdma(qa, IBV_WR_RDMA_WRITE,
-					       (uintptr_t)host + region * 4 * PAGE, hmr->lkey,
-					       4 * PAGE, 0x100000 + region * 4 * PAGE, mr.rkey);
-				last[region] = 200 + i;
-			}
-			if (ok)
-				pthread_join(thread, NULL);
-			for (region = 0; region < 4; region++)
-				ok_all &= same(map + region * 4 * PAGE, 4 * PAGE, last[region]);
-			st = exp_stats(fd);
-			result(ok && ok_all && !m.failed,
-			       "writes_during_concurrent_migrations_no_corruption (%llu migrations)",
-			       (unsigned long long)st.migrations);
-		}
-		if (argc > 3 && !strcmp(argv[3], "rust"))
-			result(system("rmmod umem_dmabuf_rs 2>/dev/null") != 0,
-			       "rmmod_refused_while_rust_mr_lives");
-		result(!dereg_mr(&mr) && !dereg_mr(&mr2), "dereg_exporter_and_udmabuf_mrs");
-		st = exp_stats(fd);
-		result(st.attachments == 0 && st.mappings == 0, "exporter_attachments_back_to_0");
-	}
-	if (map != MAP_FAILED)
-		munmap(map, 16 * PAGE);
-	close(fd);
-	close(ufd);
-
-	several_mrs_case(host, hmr, 0);
-	several_mrs_case(host, hmr, 1);
-
-	/* Bad requests get the uverbs/C errno. */
-	fd = exp_create(4 * PAGE, &err);
-
-	result(reg_dmabuf_mr(100, PAGE, 0x1000 + 200, fd, IBV_ACCESS_LOCAL_WRITE, &mr) == EINVAL,
-	       "errno_offset_iova_page_offset_mismatch");
-	result(reg_dmabuf_mr(0, 5 * PAGE, 0, fd, IBV_ACCESS_LOCAL_WRITE, &mr) == EINVAL,
-	       "errno_length_beyond_buffer");
-	result(reg_dmabuf_mr(0, PAGE, 0, 9999, IBV_ACCESS_LOCAL_WRITE, &mr) == EBADF,
-	       "errno_bad_fd");
-	result(reg_dmabuf_mr(0, PAGE, 0, expdev, IBV_ACCESS_LOCAL_WRITE, &mr) == EINVAL,
-	       "errno_not_a_dmabuf_fd");
-	result(reg_dmabuf_mr(0, PAGE, 0, fd, IBV_ACCESS_REMOTE_WRITE, &mr) == EINVAL,
-	       "errno_remote_write_without_local_write");
-	result(reg_dmabuf_mr(0, PAGE, 0, fd, IBV_ACCESS_LOCAL_WRITE | (1U << 30), &mr) == EINVAL,
-	       "errno_unknown_access_flag");
-	close(fd);
-
-	/* A pinned MR (rdma_rxe dmabuf_pinned=1) makes migration fail. */
-	if (!system("echo 1 > /sys/module/rdma_rxe/parameters/dmabuf_pinned")) {
-		fd = exp_create(4 * PAGE, &err);
-		err = reg_dmabuf_mr(0, 4 * PAGE, 0, fd, IBV_ACCESS_LOCAL_WRITE, &mr);
-		result(!err && exp_migrate(fd, 0) == EBUSY, "pinned_mr_migration_ebusy");
-		st = exp_stats(fd);
-		result(st.pins == 1, "pinned_mr_holds_one_pin");
-		if (!err)
-			dereg_mr(&mr);
-		st = exp_stats(fd);
-		result(st.pins == 0 && exp_migrate(fd, 0) == 0, "unpinned_after_dereg");
-		close(fd);
-		result(!system("echo 0 > /sys/module/rdma_rxe/parameters/dmabuf_pinned"),
-		       "dynamic_mode_restored");
-	} else {
-		result(0, "rdma_rxe dmabuf_pinned parameter writable");
-	}
-	/*
-	 * An access that cannot re-map fails like one with a bad key. Last of
-	 * the traffic tests: the error moves the QP to the error state.
-	 */
-	fd = exp_create(4 * PAGE, &err);
-	err = reg_dmabuf_mr(0, 4 * PAGE, 0x300000, fd, IBV_ACCESS_LOCAL_WRITE |
-			    IBV_ACCESS_REMOTE_WRITE, &mr);
-	ok = !err && rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE, 0x300000,
-			  mr.rkey);
-	if (ok) {
-		struct dmabuf_exp_migrate fm = {
-			.version = DMABUF_EXP_VERSION, .fd = fd,
-			.flags = DMABUF_EXP_MIGRATE_F_FAIL_MAPS,
-		};
-
-		ok = !ioctl(expdev, DMABUF_EXP_IOC_MIGRATE, &fm) &&
-		     !rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE, 0x300000,
-			   mr.rkey) &&
-		     last_status == IBV_WC_REM_ACCESS_ERR;
-	}
-	result(ok, "access_that_cannot_remap_fails_like_a_bad_key (status %s)",
-	       ibv_wc_status_str(last_status));
-	if (!err)
-		dereg_mr(&mr);
-	close(fd);
+	if (wanted("one_page"))
+		write_read_case("one_page", PAGE, 0, host, hmr);
+	if (wanted("64k_sub_page_offset"))
+		write_read_case("64k_sub_page_offset", 64 * 1024, PAGE + 100, host, hmr);
+	if (wanted("32m"))
+		write_read_case("32m", big, 0, host, hmr);
+	if (wanted("send_recv_migrations"))
+		send_recv_migrations(host, hmr, stress, argc > 3 && !strcmp(argv[3], "rust"));
+	if (wanted("several_mrs"))
+		several_mrs_case(host, hmr, 0);
+	if (wanted("several_pinned_mrs"))
+		several_mrs_case(host, hmr, 1);
+	if (wanted("errnos"))
+		errno_cases();
+	if (wanted("pinned"))
+		pinned_case();
+	/* Last of the traffic tests: the error moves the QP to the error state. */
+	if (wanted("cannot_remap"))
+		cannot_remap_case(host, hmr);
 
 	ibv_dereg_mr(hmr);
 	free(host);
@@ -668,3 +792,4 @@ out:
 	result(n == 0 && left == 0, "no_dma_bufs_left (%d of the exporter, %d udmabufs)", n, left);
 	return ktap_report(suite);
 }
+
