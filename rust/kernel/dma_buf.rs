@@ -51,11 +51,13 @@ pub struct DmaBuf(Opaque<bindings::dma_buf>);
 // SAFETY: The reference count of a dma-buf is its file's, which is atomic and
 // may be dropped from any thread.
 unsafe impl AlwaysRefCounted for DmaBuf {
+    #[inline]
     fn inc_ref(&self) {
         // SAFETY: the buffer is live by the type invariant.
         unsafe { bindings::get_dma_buf(self.as_raw()) };
     }
 
+    #[inline]
     unsafe fn dec_ref(obj: NonNull<Self>) {
         // SAFETY: the caller gives up one reference, which `dma_buf_put` drops.
         unsafe { bindings::dma_buf_put(obj.as_ptr().cast()) };
@@ -86,6 +88,7 @@ impl DmaBuf {
     /// # Safety
     ///
     /// `ptr` is a live dma-buf that stays live for `'a`.
+    #[inline]
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::dma_buf) -> &'a Self {
         // SAFETY: `repr(transparent)`; validity from the caller.
         unsafe { &*ptr.cast::<Self>() }
@@ -98,6 +101,7 @@ impl DmaBuf {
     }
 
     /// Size of the buffer in bytes.
+    #[inline]
     pub fn size(&self) -> usize {
         // SAFETY: the buffer is live (type invariant); `size` never changes.
         unsafe { (*self.as_raw()).size }
@@ -127,12 +131,14 @@ impl AttachOps {
     ///
     /// `ptr` is null or a table that stays valid and unchanged as long as any
     /// attachment made with it exists.
+    #[inline]
     pub unsafe fn from_raw(ptr: *const bindings::dma_buf_attach_ops) -> Option<&'static Self> {
         // SAFETY: `repr(transparent)`; validity from the caller.
         unsafe { ptr.cast::<Self>().as_ref() }
     }
 
     /// Whether the importer supports invalidation (`move_notify` is set).
+    #[inline]
     pub fn has_move_notify(&self) -> bool {
         self.0.move_notify.is_some()
     }
@@ -227,6 +233,7 @@ impl Attachment {
     /// # Safety
     ///
     /// `ptr` is a live attachment that stays attached for `'a`.
+    #[inline]
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::dma_buf_attachment) -> &'a Self {
         // SAFETY: `repr(transparent)`; validity from the caller.
         unsafe { &*ptr.cast::<Self>() }
@@ -302,6 +309,7 @@ impl AttachmentGuard<'_> {
     }
 
     /// Keeps the lock held after the guard is gone (see [`ResvGuard::leak`]).
+    #[inline]
     pub fn leak(self) {
         self.guard.leak();
     }
@@ -418,6 +426,7 @@ pub struct Mapping {
 
 impl Mapping {
     /// The mapped table.
+    #[inline]
     pub fn table(&self) -> &SGTable {
         // SAFETY: the table stays mapped while `self` exists (type invariant).
         unsafe { SGTable::from_raw(self.sgt.as_ptr()) }
@@ -436,6 +445,7 @@ impl Mapping {
     }
 
     /// Gives the mapping up as the raw parts a C structure stores.
+    #[inline]
     pub fn into_raw_parts(self) -> MappingParts {
         MappingParts {
             sgt: self.sgt,
@@ -450,6 +460,7 @@ impl Mapping {
     ///
     /// `parts` are those of one `into_raw_parts` call (as stored, unchanged),
     /// and no mapping was made of them since.
+    #[inline]
     pub unsafe fn from_raw_parts(parts: MappingParts) -> Self {
         let MappingParts {
             sgt,

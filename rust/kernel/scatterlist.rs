@@ -28,6 +28,7 @@ impl SGEntry {
     /// # Safety
     ///
     /// `ptr` is a valid entry of a table that stays mapped for `'a`.
+    #[inline]
     unsafe fn from_raw<'a>(ptr: *mut bindings::scatterlist) -> &'a Self {
         // SAFETY: `repr(transparent)` over the C struct; validity from the caller.
         unsafe { &*ptr.cast::<Self>() }

@@ -12,10 +12,18 @@
  * ratios with their intervals and plots (make bench).
  *
  * With the defaults (one round of one operation, tables up to 4096 entries)
- * the suite is the smoke test make check runs: it must run and print numbers;
- * speed is judged by make bench, which boots the kernel without debugging
- * options and loads the module with bench_rounds, bench_iters and
- * bench_max_entries raised.
+ * umem_bench is the smoke test make check runs: it must run and print
+ * numbers; make bench boots the kernel without debugging options and loads
+ * the module with bench_rounds, bench_iters and bench_max_entries raised.
+ *
+ * umem_bench_gate is the regression gate, run by make check and make bench
+ * alike: get_map_unmap_release on a table of bench_gate_entries (65536)
+ * entries, bench_gate_rounds (7) rounds of C, Rust, Rust, C blocks; each
+ * round gives one ratio, the two Rust blocks' time over the two C blocks',
+ * and the median of those ratios must not exceed bench_gate_max_pct (110)
+ * percent. At this size the fixed cost of an operation is far below 1 % of
+ * it, so the ratio is the cost per table entry; both sides run in the same
+ * boot, interleaved, so the verdict does not depend on the machine's speed.
  */
 #include <kunit/test.h>
 #include <linux/dma-buf.h>
@@ -25,6 +33,7 @@
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
@@ -42,6 +51,15 @@ MODULE_PARM_DESC(bench_iters,
 static unsigned int bench_max_entries = 4096;
 module_param(bench_max_entries, uint, 0644);
 MODULE_PARM_DESC(bench_max_entries, "Bench: largest exporter table (default 4096)");
+static unsigned int bench_gate_rounds = 7;
+module_param(bench_gate_rounds, uint, 0644);
+MODULE_PARM_DESC(bench_gate_rounds, "Bench gate: rounds of C, Rust, Rust, C blocks (0: skip)");
+static unsigned int bench_gate_entries = 65536;
+module_param(bench_gate_entries, uint, 0644);
+MODULE_PARM_DESC(bench_gate_entries, "Bench gate: entries of the exporter's table");
+static unsigned int bench_gate_max_pct = 110;
+module_param(bench_gate_max_pct, uint, 0644);
+MODULE_PARM_DESC(bench_gate_max_pct, "Bench gate: largest median Rust/C time, in percent");
 
 enum bench_op { BENCH_GET_MAP, BENCH_GET_PINNED };
 
@@ -162,8 +180,66 @@ out:
 	KUNIT_EXPECT_EQ(test, blocks, bench_rounds * (u32)ARRAY_SIZE(order));
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void umem_bench_gate(struct kunit *test)
+{
+	static const struct ib_umem_dmabuf_ops *const order[] = {
+		&ib_umem_dmabuf_builtin_ops, &umem_rs_ops, &umem_rs_ops,
+		&ib_umem_dmabuf_builtin_ops,
+	};
+	u32 *lens, i, r, n = bench_gate_entries;
+	struct umem_mock_exp *exp;
+	u64 *ratio, ns[2], median;
+	int fd;
+
+	if (!bench_gate_rounds || !n)
+		kunit_skip(test, "bench_gate_rounds or bench_gate_entries is 0");
+	lens = kunit_kcalloc(test, n, sizeof(*lens), GFP_KERNEL);
+	ratio = kunit_kcalloc(test, bench_gate_rounds, sizeof(*ratio), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, lens);
+	KUNIT_ASSERT_NOT_NULL(test, ratio);
+	for (i = 0; i < n; i++)
+		lens[i] = PAGE_SIZE;
+	exp = umem_mock_create(test, lens, n, true);
+	fd = umem_mock_fd(test, exp);
+	/* One operation first on each side: caches and allocator warm. */
+	KUNIT_ASSERT_EQ(test, bench_once(test->priv, order[0], BENCH_GET_MAP, fd, exp->size), 0);
+	KUNIT_ASSERT_EQ(test, bench_once(test->priv, order[1], BENCH_GET_MAP, fd, exp->size), 0);
+	for (r = 0; r < bench_gate_rounds; r++) {
+		ns[0] = 0;
+		ns[1] = 0;
+		for (i = 0; i < ARRAY_SIZE(order); i++) {
+			u64 t = bench_block(test, order[i], BENCH_GET_MAP, fd, exp->size, 2);
+
+			if (!t)
+				goto out;
+			ns[order[i] == &umem_rs_ops] += t;
+		}
+		ratio[r] = div64_u64(ns[1] * 1000, max(ns[0], 1ULL));
+		kunit_info(test, "BENCH_GATE %u %llu %llu %llu.%03llu\n", r, ns[0] / 2, ns[1] / 2,
+			   ratio[r] / 1000, ratio[r] % 1000);
+	}
+	sort(ratio, bench_gate_rounds, sizeof(*ratio), cmp_u64, NULL);
+	median = ratio[bench_gate_rounds / 2];
+	kunit_info(test, "Rust/C per operation on %u entries: median %llu.%03llu of %u rounds (limit %u.%02u)\n",
+		   n, median / 1000, median % 1000, bench_gate_rounds, bench_gate_max_pct / 100,
+		   bench_gate_max_pct % 100);
+	KUNIT_EXPECT_LE_MSG(test, median, bench_gate_max_pct * 10ULL,
+			    "the Rust importer is slower than the C one per table entry");
+out:
+	close_fd(fd);
+	umem_mock_destroy(test, exp);
+}
+
 static struct kunit_case umem_bench_cases[] = {
 	KUNIT_CASE_PARAM_ATTR(umem_bench, bench_gen_params, { .speed = KUNIT_SPEED_SLOW }),
+	KUNIT_CASE_ATTR(umem_bench_gate, { .speed = KUNIT_SPEED_SLOW }),
 	{}
 };
 

@@ -29,11 +29,13 @@ pub struct Fence(Opaque<bindings::dma_fence>);
 // SAFETY: dma-fence reference counts are atomic; the last put may happen on
 // any thread.
 unsafe impl AlwaysRefCounted for Fence {
+    #[inline]
     fn inc_ref(&self) {
         // SAFETY: live by the type invariant.
         unsafe { bindings::dma_fence_get(self.0.get()) };
     }
 
+    #[inline]
     unsafe fn dec_ref(obj: NonNull<Self>) {
         // SAFETY: the caller gives up one reference.
         unsafe { bindings::dma_fence_put(obj.as_ptr().cast()) };
