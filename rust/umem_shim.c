@@ -5,7 +5,8 @@
  * registration with ib_core are Rust's (rust/umem_rs.rs); its init calls
  * umem_shim_init() after registering.
  *
- * - module parameters;
+ * - module parameters, among them "kunit": the module carries its KUnit
+ *   suites, which a load runs only when asked to;
  * - the debugfs file <debugfs>/umem_dmabuf_rs/calls: how many times ib_core
  *   reached each Rust entry point (counted by the module, umem_rs_calls());
  * - ibdev_warn_ratelimited(), a macro.
@@ -31,6 +32,11 @@ static bool register_importer = true;
 module_param_named(register, register_importer, bool, 0444);
 MODULE_PARM_DESC(register,
 		 "Register the Rust importer with ib_core at load (default: yes)");
+
+static bool run_kunit;
+module_param_named(kunit, run_kunit, bool, 0444);
+MODULE_PARM_DESC(kunit,
+		 "Run the module's KUnit suites at load (default: no; a production load runs none)");
 
 static struct dentry *umem_shim_debugfs;
 
@@ -63,6 +69,17 @@ void umem_shim_warn_pinned_move(struct ib_device *device)
 
 void umem_shim_init(void)
 {
+#if IS_ENABLED(CONFIG_KUNIT)
+	/*
+	 * KUnit runs a module's suites when the module goes live, after its
+	 * init: with none left in the module's list, a production load runs
+	 * no test (and its test cases could not disturb a real device).
+	 */
+	if (!run_kunit) {
+		THIS_MODULE->num_kunit_suites = 0;
+		THIS_MODULE->num_kunit_init_suites = 0;
+	}
+#endif
 	WARN(provoke_warning, "umem_dmabuf_rs: WARNING provoked on purpose (provoke_warning=1)\n");
 	umem_shim_debugfs = debugfs_create_dir("umem_dmabuf_rs", NULL);
 	debugfs_create_file("calls", 0444, umem_shim_debugfs, NULL, &calls_fops);

@@ -6,8 +6,8 @@
 # (results.json, results.md, *.png). See Documentation/performance.rst.
 #   BENCH_ROUNDS (7), BENCH_ITERS (64), BENCH_MAX_ENTRIES (262144) override
 #   the module parameters of the in-kernel run; BENCH_UVERBS_ROUNDS (7) and
-#   BENCH_UVERBS_ITERS (64) the uverbs run; BENCH_DP (ROUNDS,MS: 5,300) the
-#   data-path run and BENCH_MIG (3,2000) the migration run (blocks of MS
+#   BENCH_UVERBS_ITERS (64) the uverbs run; BENCH_DP (ROUNDS,MS: 3,300) the
+#   data-path run and BENCH_MIG (2,2000) the migration run (blocks of MS
 #   milliseconds). BENCH_PROFILE=1 runs the in-kernel part under perf record
 #   (cpu-clock sampling, all CPUs) and prints the hottest kernel symbols
 #   (build/logs/bench-serial.log, between @@UMEM-PERF@@ markers).
@@ -32,11 +32,11 @@ if [ "${BENCH_PROFILE:-0}" = 1 ]; then
 	profile=umem.profile=1
 fi
 say "benchmark: $rounds rounds of C,Rust,Rust,C blocks, tables up to $max entries"
-UMEM_TIMEOUT=${UMEM_TIMEOUT:-1800} "$ROOT/scripts/qemu.sh" bench "$log" quiet \
+UMEM_TIMEOUT=${UMEM_TIMEOUT:-5400} "$ROOT/scripts/qemu.sh" bench "$log" quiet \
 	kunit.filter_glob='umem_dmabuf_rs_bench*' \
 	"umem.modargs=bench_rounds=$rounds,bench_iters=$iters,bench_max_entries=$max" \
 	"umem.bench_uverbs=${BENCH_UVERBS_ROUNDS:-7},${BENCH_UVERBS_ITERS:-64}" \
-	"umem.bench_dp=${BENCH_DP:-5,300}" "umem.bench_mig=${BENCH_MIG:-3,2000}" $profile
+	"umem.bench_dp=${BENCH_DP:-3,300}" "umem.bench_mig=${BENCH_MIG:-2,2000}" $profile
 python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
 	--require-ktap --log "$log" --quiet >"$LOGDIR/bench-report.txt" || {
 	cat "$LOGDIR/bench-report.txt"
@@ -44,4 +44,19 @@ python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py
 }
 # Debian's python3, which has python3-matplotlib (scripts/setup.sh), even
 # when another python3 comes first in PATH.
-/usr/bin/python3 "$ROOT/scripts/bench_report.py" "$log" "$out" "$(kernel_pkg_version)"
+commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$ROOT" diff --quiet HEAD -- rust samples scripts patches kernel 2>/dev/null || commit="$commit+"
+/usr/bin/python3 "$ROOT/scripts/bench_report.py" --rst "$out/tables.rst" "$commit" \
+	"$log" "$out" "$(kernel_pkg_version)"
+# Documentation/performance.rst shows these tables: they are replaced there,
+# between its markers, by each run (review and commit the change).
+doc=$ROOT/Documentation/performance.rst
+python3 - "$doc" "$out/tables.rst" <<'PY'
+import sys
+doc, tables = sys.argv[1], open(sys.argv[2]).read()
+text = open(doc).read()
+begin, end = ".. make-bench-tables-begin\n", ".. make-bench-tables-end\n"
+a, b = text.index(begin) + len(begin), text.index(end)
+open(doc, "w").write(text[:a] + "\n" + tables + "\n" + text[b:])
+PY
+say "tables of $doc regenerated (commit $commit)"

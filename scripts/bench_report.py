@@ -16,7 +16,15 @@ The data-path blocks (DPBENCH) compare targets within one importer: each
 round runs ordinary, dynamic, pinned, pinned, dynamic, ordinary (the
 migration run: 0, 1, 10, 100, 100, 10, 1, 0 migrations per second), and the
 per-round ratio is against the ordinary MR (no migration): bandwidth over
-the baseline's bandwidth, or latency over the baseline's latency.
+the baseline's bandwidth, or latency over the baseline's latency. The
+processes that print them run C, Rust, Rust, C per round too, so each
+target is also compared across importers: Rust/C time per message.
+
+BENCH_GATE lines (the regression gate, umem_bench_gate) give the gate's
+per-round Rust/C ratios; the report shows their median.
+
+With --rst FILE COMMIT it also writes the tables as reStructuredText for
+Documentation/performance.rst (scripts/bench.sh splices them in).
 """
 import json
 import random
@@ -28,6 +36,7 @@ from pathlib import Path
 
 BENCH_RE = re.compile(r" BENCH (\S+) (\d+) (c|rust) (\d+) (\d+)")
 DP_RE = re.compile(r"DPBENCH (\S+) (\d+) (c|rust) (\S+) (\d+) (\d+)")
+GATE_RE = re.compile(r" BENCH_GATE (\d+) (\d+) (\d+) (\d+\.\d+)")
 BASELINE = {"ordinary", "mig0"}
 
 
@@ -80,6 +89,32 @@ def parse_dp(log):
             key = (m.group(1), int(m.group(2)), m.group(3))
             data[key][int(m.group(5))][m.group(4)].append(int(m.group(6)))
     return data
+
+
+def parse_gate(log):
+    """The gate's per-round (C ns, Rust ns, ratio)."""
+    return [(int(m.group(2)), int(m.group(3)), float(m.group(4)))
+            for m in map(GATE_RE.search, block_lines(log, r"bench|importer")) if m]
+
+
+def summarize_dp_importers(data):
+    """Per (bench, bytes, target): Rust/C time per message, per round."""
+    rows = []
+    keys = sorted({(b, n) for (b, n, _) in data})
+    for (bench, size) in keys:
+        c, r = data.get((bench, size, "c")), data.get((bench, size, "rust"))
+        if not c or not r:
+            continue
+        targets = sorted({t for x in c.values() for t in x}, key=target_order)
+        for tgt in targets:
+            ratios = [statistics.mean(r[rnd][tgt]) / statistics.mean(c[rnd][tgt])
+                      for rnd in sorted(c) if c[rnd].get(tgt) and r.get(rnd, {}).get(tgt)]
+            if not ratios:
+                continue
+            lo, hi = bootstrap_median(ratios)
+            rows.append({"bench": bench, "bytes": size, "target": tgt, "rounds": len(ratios),
+                         "ratio": statistics.median(ratios), "ratio_ci95": [lo, hi]})
+    return rows
 
 
 def target_order(name):
@@ -192,6 +227,69 @@ def markdown_dp(rows):
     return "\n".join(out) + "\n"
 
 
+def markdown_dp_importers(rows):
+    if not rows:
+        return ""
+    out = ["", "Data path, importers compared (processes in C, Rust, Rust, C order per round): "
+           "Rust/C time per message, median of the per-round ratios, 95% bootstrap interval.",
+           "", "| benchmark | bytes | target | Rust/C [95% CI] |", "|---|---:|---|---:|"]
+    for r in rows:
+        out.append(f"| {r['bench']} | {r['bytes']} | {r['target']} "
+                   f"| {r['ratio']:.3f} [{r['ratio_ci95'][0]:.3f}, {r['ratio_ci95'][1]:.3f}] |")
+    return "\n".join(out) + "\n"
+
+
+def rst_table(header, rows):
+    """A simple-table of strings (first column left, the rest right)."""
+    cols = list(zip(header, *rows))
+    widths = [max(len(x) for x in col) for col in cols]
+    line = "  ".join("=" * w for w in widths)
+
+    def fmt(cells):
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    return [line, fmt(header), line] + [fmt(r) for r in rows] + [line]
+
+
+def ci(r):
+    return f"{r['ratio']:.3f} [{r['ratio_ci95'][0]:.3f}, {r['ratio_ci95'][1]:.3f}]"
+
+
+def rst(rows, dp_rows, imp_rows, gate, kernel, commit):
+    """Documentation/performance.rst's tables."""
+    out = [f"Measured at commit ``{commit}`` on the fast kernel ({kernel}), QEMU TCG, "
+           "by ``make bench`` (defaults); Rust/C is the median of the per-round ratios "
+           "with its 95% bootstrap interval.", ""]
+    if gate:
+        ratios = sorted(g[2] for g in gate)
+        out += [f"Regression gate (``umem_bench_gate``, 65536 entries): median Rust/C "
+                f"{statistics.median(ratios):.3f} over {len(ratios)} rounds.", ""]
+    if rows:
+        out += ["In-kernel, per operation and per table entry:", ""]
+        out += rst_table(
+            ["benchmark", "entries", "C ns/op", "Rust ns/op", "C ns/entry", "Rust ns/entry",
+             "Rust/C [95% CI]"],
+            [[r["bench"], str(r["entries"]), f"{r['c_ns']:.0f}", f"{r['rust_ns']:.0f}",
+              f"{r['c_ns_per_entry']:.1f}", f"{r['rust_ns_per_entry']:.1f}", ci(r)]
+             for r in rows])
+        out.append("")
+    if dp_rows:
+        out += ["rxe data path, against the ordinary MR (bandwidth, or latency for "
+                "``write_lat``):", ""]
+        out += rst_table(
+            ["benchmark", "bytes", "importer", "target", "MB/s", "ratio [95% CI]"],
+            [[r["bench"], str(r["bytes"]), r["importer"], r["target"],
+              f"{r['mb_per_s']:.1f}" if r["mb_per_s"] is not None else "-", ci(r)]
+             for r in dp_rows if r["target"] != r["baseline"] or r["bench"].startswith("mig")])
+        out.append("")
+    if imp_rows:
+        out += ["rxe data path, importers compared (Rust/C time per message):", ""]
+        out += rst_table(["benchmark", "bytes", "target", "Rust/C [95% CI]"],
+                         [[r["bench"], str(r["bytes"]), r["target"], ci(r)] for r in imp_rows])
+        out.append("")
+    return "\n".join(out)
+
+
 def plots_dp(rows, outdir):
     import matplotlib
     matplotlib.use("Agg")
@@ -294,17 +392,31 @@ def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
-    log, outdir = sys.argv[1], Path(sys.argv[2])
-    kernel = sys.argv[3] if len(sys.argv) > 3 else "?"
+    args = sys.argv[1:]
+    rst_out = None
+    if "--rst" in args:
+        i = args.index("--rst")
+        rst_out, commit = Path(args[i + 1]), args[i + 2]
+        del args[i:i + 3]
+    log, outdir = args[0], Path(args[1])
+    kernel = args[2] if len(args) > 2 else "?"
     outdir.mkdir(parents=True, exist_ok=True)
     rows = summarize(parse(log))
-    dp_rows = summarize_dp(parse_dp(log))
+    dp_data = parse_dp(log)
+    dp_rows = summarize_dp(dp_data)
+    imp_rows = summarize_dp_importers(dp_data)
+    gate = parse_gate(log)
     if not rows and not dp_rows:
         print(f"no BENCH or DPBENCH lines in {log}", file=sys.stderr)
         return 1
     (outdir / "results.json").write_text(json.dumps(
-        {"kernel": kernel, "results": rows, "datapath": dp_rows}, indent=1) + "\n")
-    md = markdown(rows, kernel) + markdown_dp(dp_rows)
+        {"kernel": kernel, "results": rows, "datapath": dp_rows,
+         "datapath_importers": imp_rows,
+         "gate": [{"c_ns": c, "rust_ns": r, "ratio": x} for c, r, x in gate]},
+        indent=1) + "\n")
+    if rst_out:
+        rst_out.write_text(rst(rows, dp_rows, imp_rows, gate, kernel, commit))
+    md = markdown(rows, kernel) + markdown_dp(dp_rows) + markdown_dp_importers(imp_rows)
     (outdir / "results.md").write_text(md)
     if rows:
         plots(rows, outdir)

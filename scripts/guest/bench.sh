@@ -25,7 +25,7 @@ if cmdline_value umem.profile >/dev/null; then
 	# recording started: load it with a one-operation run, set the real
 	# parameters, and run the suite again through KUnit's debugfs file.
 	echo 0 >/proc/sys/kernel/kptr_restrict
-	step insmod_umem_dmabuf_rs_quick insmod "$MODDIR/umem_dmabuf_rs.ko" \
+	step insmod_umem_dmabuf_rs_quick insmod "$MODDIR/umem_dmabuf_rs.ko" kunit=1 \
 		bench_rounds=1 bench_iters=1 bench_max_entries=1
 	for kv in $UMEM_MODARGS; do
 		echo "${kv#*=}" >"/sys/module/umem_dmabuf_rs/parameters/${kv%%=*}"
@@ -42,7 +42,7 @@ if cmdline_value umem.profile >/dev/null; then
 		--kallsyms=/proc/kallsyms 2>/dev/null | head -n 80
 	echo "@@UMEM-PERF-END@@"
 else
-	step insmod_umem_dmabuf_rs_bench ktap_insmod bench umem_dmabuf_rs.ko $UMEM_MODARGS
+	step insmod_umem_dmabuf_rs_bench ktap_insmod bench umem_dmabuf_rs.ko kunit=1 $UMEM_MODARGS
 fi
 step rmmod_umem_dmabuf_rs rmmod umem_dmabuf_rs
 
@@ -73,7 +73,7 @@ block() {	# block IMPORTER ROUND
 r=0
 while [ "$r" -lt "$rounds" ]; do
 	block c "$r"
-	step "insmod_rust_round_$r" insmod "$MODDIR/umem_dmabuf_rs.ko" bench_max_entries=0
+	step "insmod_rust_round_$r" insmod "$MODDIR/umem_dmabuf_rs.ko"
 	block rust "$r"
 	block rust "$r"
 	step "rmmod_rust_round_$r" rmmod umem_dmabuf_rs
@@ -81,23 +81,35 @@ while [ "$r" -lt "$rounds" ]; do
 	r=$((r + 1))
 done
 
-dp=5,300
-mig=3,2000
+dp=3,300
+mig=2,2000
 v=$(cmdline_value umem.bench_dp) && dp=$v
 v=$(cmdline_value umem.bench_mig) && mig=$v
-dpbench() {	# dpbench IMPORTER (a part with 0 rounds is left out)
+# dpbench IMPORTER ROUND: one round of each data-path part (a part with 0
+# rounds is left out). The rounds interleave the importers like the others:
+# C, Rust, Rust, C, the Rust module loaded for the middle two, so that a
+# drift of the machine cancels in the Rust/C ratios of the report.
+dpbench() {
 	if [ "${dp%%,*}" -gt 0 ]; then
-		KTAP_TIMEOUT=1800 step "datapath_$1" ktap_run bench_datapath \
-			rxe_dmabuf_bench rxe0 "$GIDX" "$1" datapath "${dp%%,*}" "${dp#*,}"
+		step "datapath_$1_$2" ktap_run bench_datapath \
+			rxe_dmabuf_bench rxe0 "$GIDX" "$1" datapath 1 "${dp#*,}" 0 "$2"
 	fi
 	if [ "${mig%%,*}" -gt 0 ]; then
-		KTAP_TIMEOUT=1800 step "migrate_$1" ktap_run bench_migrate \
-			rxe_dmabuf_bench rxe0 "$GIDX" "$1" migrate "${mig%%,*}" "${mig#*,}"
+		step "migrate_$1_$2" ktap_run bench_migrate \
+			rxe_dmabuf_bench rxe0 "$GIDX" "$1" migrate 1 "${mig#*,}" 0 "$2"
 	fi
 }
-dpbench c
-step insmod_rust_datapath insmod "$MODDIR/umem_dmabuf_rs.ko" bench_max_entries=0
-dpbench rust
-step rmmod_rust_datapath rmmod umem_dmabuf_rs
+r=0
+while [ "$r" -lt "${dp%%,*}" ] || [ "$r" -lt "${mig%%,*}" ]; do
+	[ "$r" -lt "${dp%%,*}" ] || dp=0,${dp#*,}
+	[ "$r" -lt "${mig%%,*}" ] || mig=0,${mig#*,}
+	dpbench c "$r"
+	step "insmod_rust_datapath_$r" insmod "$MODDIR/umem_dmabuf_rs.ko"
+	dpbench rust "$r"
+	dpbench rust "$r"
+	step "rmmod_rust_datapath_$r" rmmod umem_dmabuf_rs
+	dpbench c "$r"
+	r=$((r + 1))
+done
 step rmmod_exporter rmmod dmabuf_exporter_rs
 steps_report guest_steps

@@ -47,12 +47,27 @@ stalled_case_fails_alone() {
 		{ echo "# the case after the stall did not pass" >&2; return 1; }
 }
 
+# production_load_runs_no_kunit: loaded without kunit=1, the module runs
+# none of its suites, and still registers with ib_core.
+production_load_runs_no_kunit() {
+	echo "umem-production-load" >/dev/kmsg
+	insmod "$MODDIR/umem_dmabuf_rs.ko" || return 1
+	if dmesg | sed -n '/umem-production-load$/,$p' | grep -q 'Subtest: umem_dmabuf_rs'; then
+		echo "# a production load ran KUnit suites" >&2
+		rmmod umem_dmabuf_rs
+		return 1
+	fi
+	test -r /sys/kernel/debug/umem_dmabuf_rs/calls &&
+		[ "$(cat /sys/module/umem_dmabuf_rs/parameters/register)" = Y ] &&
+		rmmod umem_dmabuf_rs
+}
+
 # qemu.sh boots with no5lvl (see there): 4-level paging, no la57 flag.
 step four_level_paging sh -c '! grep -qw la57 /proc/cpuinfo'
 GIDX=$(rxe_setup)
 step rxe_device_with_ipv4_gid test -n "$GIDX"
 
-step insmod_umem_dmabuf_rs ktap_insmod importer umem_dmabuf_rs.ko $UMEM_MODARGS
+step insmod_umem_dmabuf_rs ktap_insmod importer umem_dmabuf_rs.ko kunit=1 $UMEM_MODARGS
 # The exporter's suites, with the Rust importer registered...
 step insmod_exporter_rust_importer ktap_insmod exporter+rust-importer dmabuf_exporter_rs.ko \
 	expect_importer=module
@@ -68,6 +83,7 @@ step rxe_device_added_again_rust_importer test -n "$GIDX"
 step rmmod_exporter_rust_importer rmmod dmabuf_exporter_rs
 step rmmod_umem_dmabuf_rs rmmod umem_dmabuf_rs
 # ...and, the Rust module gone, with the built-in C importer again.
+step production_load_runs_no_kunit production_load_runs_no_kunit
 step insmod_exporter_c_importer ktap_insmod exporter+c-importer dmabuf_exporter_rs.ko \
 	expect_importer=c
 step exporter_userspace_test ktap_run exporter_user /umem/bin/exp_test

@@ -10,12 +10,12 @@ calls=/sys/kernel/debug/umem_dmabuf_rs/calls
 step "kernel $(uname -r): ib_core patched to accept a pluggable dma-buf importer"
 grep -q ib_umem_dmabuf_register_ops /proc/kallsyms && echo "  ib_umem_dmabuf_register_ops: present"
 
-step "insmod umem_dmabuf_rs.ko: the Rust importer registers with ib_core"
+step "insmod umem_dmabuf_rs.ko kunit=1: the Rust importer registers with ib_core"
 echo "umem-demo-mark" >/dev/kmsg
-insmod /umem/modules/umem_dmabuf_rs.ko
+insmod /umem/modules/umem_dmabuf_rs.ko kunit=1
 grep '^umem_dmabuf_rs ' /proc/modules | sed 's/^/  /'
 
-step "its KUnit suites ran at load, every importer case on both the C and the Rust code"
+step "its KUnit suites ran at load (kunit=1), every importer case on both the C and the Rust code"
 klog | grep -E '^# [a-z_]+: pass:' | sed 's/^# /  /'
 klog | grep -E 'diff_random_cases: [0-9]+ cases' | sed 's/^ *# /  /'
 if klog | grep -q '^ *not ok'; then

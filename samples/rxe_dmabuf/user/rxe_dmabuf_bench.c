@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rxe_dmabuf_bench DEV GIDX IMPORTER MODE ROUNDS MS [MAXLEN]: make bench's
- * data-path benchmarks on a loopback RC QP pair of rxe device DEV (GID index
- * GIDX), as the KTAP suite MODE_IMPORTER. Each measurement is a block of MS
- * milliseconds; ROUNDS rounds; messages of at most MAXLEN bytes (default
- * 1 MiB; make check's smoke run uses less: its debug kernel copies slowly).
+ * rxe_dmabuf_bench DEV GIDX IMPORTER MODE ROUNDS MS [MAXLEN [FIRST]]: make
+ * bench's data-path benchmarks on a loopback RC QP pair of rxe device DEV
+ * (GID index GIDX), as the KTAP suite MODE_IMPORTER. Each measurement is a
+ * block of MS milliseconds; ROUNDS rounds, numbered from FIRST (default 0:
+ * make bench runs one round per process, C, Rust, Rust, C, so that the
+ * importers interleave too); messages of at most MAXLEN bytes (default 1 MiB;
+ * 0 for the default; make check's smoke run uses less: its debug kernel
+ * copies slowly).
  *
  *   datapath: RDMA WRITE and READ bandwidth with 4 KiB, 64 KiB and 1 MiB
  *	messages, QUEUE_DEPTH of them outstanding, and the latency of one
@@ -166,10 +169,13 @@ static double stream(enum ibv_wr_opcode op, size_t len, int depth, const struct 
 	return rdma_stream_run(&s, op, len, depth, ms);
 }
 
+static unsigned int first_round;
+
 static void report(const char *bench, size_t len, const char *target, unsigned int round,
 		   double ns)
 {
-	printf("    # DPBENCH %s %zu %s %s %u %.0f\n", bench, len, importer, target, round, ns);
+	printf("    # DPBENCH %s %zu %s %s %u %.0f\n", bench, len, importer, target,
+	       first_round + round, ns);
 }
 
 static void datapath(unsigned int rounds, double ms)
@@ -331,6 +337,8 @@ int main(int argc, char **argv)
 		maxlen = strtoul(argv[7], NULL, 0);
 	if (maxlen < 8 || maxlen > TARGET)
 		maxlen = 1 << 20;
+	if (argc > 8)
+		first_round = strtoul(argv[8], NULL, 0);
 	result(!setup(argv[1], atoi(argv[2])), "open_%s_pd_cq_qps", argv[1]);
 	if (qa && local) {
 		if (!strcmp(mode, "datapath"))
