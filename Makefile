@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: all kernel module check check-slow demo bench two-node two-node-bench demo-2node fmt clean kernel-clean
+.PHONY: all kernel module check check-slow kunit demo docs bench two-node two-node-bench demo-2node fmt clean kernel-clean
 
 all: module
 
@@ -25,6 +25,10 @@ endif
 check:
 	@$(SCRIPTS)/check.sh
 
+# The KUnit suites of both modules alone, in one short boot (KUNIT_FILTER).
+kunit:
+	@$(SCRIPTS)/kunit.sh
+
 # make check with every guest pinned to one host CPU: at most half the
 # speed, the lane that shows no verdict depends on the machine's speed.
 check-slow:
@@ -32,6 +36,10 @@ check-slow:
 
 demo:
 	@$(SCRIPTS)/demo.sh
+
+# The manual, Documentation/ built by Sphinx into build/docs/html.
+docs:
+	@$(SCRIPTS)/docs.sh
 
 # Benchmarks on the kernel without debugging options (Documentation/performance.rst).
 bench:

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# lint.sh rustfmt|rustfmt-fix|no-unsafe|clippy-user|clippy-kernel|checkpatch:
+# lint.sh rustfmt|rustfmt-fix|no-unsafe|clippy-user|clippy-kernel|checkpatch|history:
 # style checks on the project's own sources, with the kernel's own
 # configuration and tools.
 set -euo pipefail
@@ -49,6 +49,16 @@ no-unsafe)
 	bad=$(grep -nw unsafe "${files[@]}" | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' || true)
 	[ -z "$bad" ] || { echo "unsafe outside the abstraction layers:"; echo "$bad"; exit 1; } >&2
 	;;
+history)
+	# The tree speaks of the product, not of how it was made: no
+	# development diary (sessions, dated entries, "this machine"), no
+	# time-budget talk, no numbers of an issue tracker that does not ship
+	# with it. History is git log. The rdma-core series is upstream text.
+	pat='session [0-9]|this session|this machine|developed on|\bissues? #?[0-9]+|'
+	pat+='\bbudget\b|\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b'
+	bad=$(git grep --untracked -nIiE "$pat" -- . ':!patches/rdma-core' ':!scripts/lint.sh' || true)
+	[ -z "$bad" ] || { echo "development history in the tree:"; echo "$bad"; exit 1; } >&2
+	;;
 checkpatch)
 	# Tracked and untracked (not ignored) files, so new files are checked too.
 	mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.c' '*.h' 2>/dev/null ||
@@ -58,7 +68,7 @@ checkpatch)
 		-f "${files[@]}"
 	;;
 *)
-	echo "usage: $0 rustfmt|rustfmt-fix|no-unsafe|clippy-user|clippy-kernel|checkpatch" >&2
+	echo "usage: $0 rustfmt|rustfmt-fix|no-unsafe|clippy-user|clippy-kernel|checkpatch|history" >&2
 	exit 2
 	;;
 esac

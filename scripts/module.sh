@@ -24,16 +24,20 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" != "$this" ]; then
 fi
 echo "$this" >"$stamp"
 # Guest userspace test programs.
-mkdir -p "$ROOT/build/guest-bin"
+tmpbin=$ROOT/build/guest-bin.new
+mkdir -p "$ROOT/build/guest-bin" "$tmpbin"
 for src in "$ROOT"/samples/*/user/*.c "$ROOT"/samples/rdma_dmabuf_pingpong/*.c; do
 	[ -e "$src" ] || continue
 	out=$ROOT/build/guest-bin/$(basename "$src" .c)
 	# Static, except RDMA programs: libibverbs loads its providers itself.
 	link=(-static)
 	grep -q 'infiniband/verbs.h' "$src" && link=(-libverbs)
+	# Replaced atomically (built beside, then renamed): make check packs
+	# initramfs images from build/guest-bin meanwhile.
 	gcc -O2 -Wall -Wextra -Werror -I"$ROOT/include/uapi" -I"$ROOT/samples/include" \
-		-o "$out" "$src" "${link[@]}" ||
+		-o "$tmpbin/$(basename "$out")" "$src" "${link[@]}" ||
 		die "building $(basename "$src") failed"
+	mv "$tmpbin/$(basename "$out")" "$out"
 done
 
 # The Rust uverbs client (cargo; its build script runs bindgen on libibverbs).
@@ -46,7 +50,8 @@ for manifest in "$ROOT"/samples/*/Cargo.toml; do
 	}
 done
 [ -x "$CARGO_TARGET/release/uverbs-dmabuf" ] &&
-	cp "$CARGO_TARGET/release/uverbs-dmabuf" "$ROOT/build/guest-bin/"
+	cp "$CARGO_TARGET/release/uverbs-dmabuf" "$tmpbin/uverbs-dmabuf" &&
+	mv "$tmpbin/uverbs-dmabuf" "$ROOT/build/guest-bin/uverbs-dmabuf"
 
 log=$LOGDIR/module-build.log
 if ! make -C "$KDIR" LLVM=1 M="$ROOT" -j"$(nproc)" "$@" modules >"$log" 2>&1; then

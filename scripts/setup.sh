@@ -10,7 +10,7 @@ DEBS=(linux-source-6.12 clang lld llvm libclang-dev bc flex bison libelf-dev
       ibverbs-providers libibverbs-dev iproute2 busybox-static python3 rsync
       git make gcc libc6-dev
       curl cmake ninja-build cython3 python3-dev libnl-3-dev libnl-route-3-dev
-      pkg-config python3-matplotlib)
+      pkg-config python3-matplotlib python3-sphinx)
 
 missing=()
 for p in "${DEBS[@]}"; do

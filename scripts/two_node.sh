@@ -10,7 +10,8 @@
 # Knobs: TWO_NODE_BIG, the largest transfer in bytes (default 32 MiB);
 # TWO_NODE_NETEM, tc netem's setting on both guests' side of the link, with
 # commas for spaces (default loss,1%,delay,1ms,reorder,1%; empty: a
-# clean link; the fast kernel has no netem); TWO_NODE_BENCH=ROUNDS,MS, the
+# clean link; the fast kernel has no netem); TWO_NODE_LOSSY, the importers
+# of the lossy phase (default rust,c); TWO_NODE_BENCH=ROUNDS,MS, the
 # client's numbers across the wire (default none). Without arguments (make
 # two-node, make two-node-bench) it also builds what it needs and prints the
 # verdict, and the numbers' report when TWO_NODE_BENCH is set.
@@ -83,6 +84,7 @@ say "two machines on a virtual link (UDP ports $p1 and $p2; netem: ${netem:-none
 args=(kunit.enable=0 "umem.two_node_big=${TWO_NODE_BIG:-33554432}")
 [ -z "$netem" ] || args+=("umem.two_node_netem=$netem")
 [ -z "${TWO_NODE_BENCH:-}" ] || args+=("umem.two_node_bench=$TWO_NODE_BENCH")
+[ -z "${TWO_NODE_LOSSY:-}" ] || args+=("umem.two_node_lossy=$TWO_NODE_LOSSY")
 # rxe's retransmit timer, 4.096 us << N (guest/two_node.sh): 268 ms on the
 # test kernel, 67 ms on the fast one, whose sender outruns the link.
 qpt=${TWO_NODE_QP_TIMEOUT:-}

@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# doctest.sh: runs the commands Documentation/install.rst shows, so that a
+# step that no longer works (a glob that skips a patch) fails make check.
+# A block to run follows a comment line ".. doctest: NAME" as a literal
+# block ("::", then lines indented by three spaces):
+#   series  applying the series, in a fresh worktree of the cached tree at
+#           "pristine"; the result must be the tree the kernel was built from
+#   module  building the modules, with the cached test kernel as the tree
+# In the commands, /path/to/umem_dmabuf_rs is this project, and
+# /path/to/linux-source-6.12 the built kernel tree.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+doc=$ROOT/Documentation/install.rst
+
+block() {	# block NAME: the commands of the block, one per line
+	awk -v name="$1" '
+		$0 == ".. doctest: " name { want = 1; next }
+		want && /^::$/ { inside = 1; next }
+		inside && /^   / { sub(/^   /, ""); print; seen = 1; next }
+		inside && seen && !/^$/ { exit }'
+}
+
+series=$(block series <"$doc")
+module=$(block module <"$doc")
+[ -n "$series" ] || die "$doc: no '.. doctest: series' block"
+[ -n "$module" ] || die "$doc: no '.. doctest: module' block"
+
+wt=$UMEM_CACHE/doctest-src
+git_tree "$KSRC" worktree remove --force "$wt" 2>/dev/null || rm -rf "$wt"
+git_tree "$KSRC" worktree prune
+git_tree "$KSRC" worktree add -q --detach "$wt" pristine
+trap 'git_tree "$KSRC" worktree remove --force "$wt" 2>/dev/null || true' EXIT
+(cd "$wt" && eval "${series//\/path\/to\/umem_dmabuf_rs/$ROOT}") >"$LOGDIR/doctest.log" 2>&1 ||
+	{ cat "$LOGDIR/doctest.log" >&2; die "install.rst's series block failed"; }
+if ! git_tree "$wt" diff --quiet "$(git_tree "$KSRC" rev-parse HEAD)"; then
+	git_tree "$wt" diff --stat "$(git_tree "$KSRC" rev-parse HEAD)" >&2
+	die "install.rst's series block gives another tree than patches/linux-6.12"
+fi
+module=${module//\/path\/to\/linux-source-6.12/$KOUT}
+(cd "$ROOT" && eval "$module") >>"$LOGDIR/doctest.log" 2>&1 ||
+	{ tail -n 40 "$LOGDIR/doctest.log" >&2; die "install.rst's module block failed"; }
