@@ -168,14 +168,15 @@ cmdline_value() {
 # rxe_setup [NAME NETDEV ADDR GID_SUFFIX]: a soft-RoCE device NAME (rxe0) on
 # NETDEV (eth0) with the IPv4 address ADDR (192.0.2.1/24); prints the index
 # of its IPv4 (RoCE v2) GID, the one ending in GID_SUFFIX (the address in
-# hex). Can run again after the device was removed.
+# hex), waiting up to 60 s for it (it comes within a second). Can run again
+# after the device was removed.
 rxe_setup() {
 	local name=${1:-rxe0} dev=${2:-eth0} addr=${3:-192.0.2.1/24}
 	local suffix=${4:-ffff:c000:0201} i g
 	ip link set "$dev" up >&2
 	ip addr replace "$addr" dev "$dev" >&2
 	rdma link add "$name" type rxe netdev "$dev" >&2 || return 1
-	for i in $(seq 100); do
+	for i in $(seq 600); do
 		for g in /sys/class/infiniband/"$name"/ports/1/gids/*; do
 			if grep -q "$suffix" "$g" 2>/dev/null; then
 				basename "$g"
@@ -187,10 +188,11 @@ rxe_setup() {
 	return 1
 }
 
-# wait_gone PATH: waits up to 5 s for PATH to disappear.
+# wait_gone PATH: waits up to 60 s for PATH to disappear (it goes within a
+# second).
 wait_gone() {
 	local i
-	for i in $(seq 50); do
+	for i in $(seq 600); do
 		[ -e "$1" ] || return 0
 		sleep 0.1
 	done

@@ -128,7 +128,7 @@ else
 		# MRs, attachments and buffers must go with it.
 		step server_killed_mid_stream sh -c \
 			'rxe_2node server rxe0 "$1" rust 18517 >/dev/null; [ $? -eq 137 ]' sh "$GIDX"
-		step killed_servers_buffers_released sh -c 'for i in $(seq 50); do
+		step killed_servers_buffers_released sh -c 'for i in $(seq 600); do
 			grep -q dmabuf_exporter_rs /sys/kernel/debug/dma_buf/bufinfo || exit 0
 			sleep 0.1; done; exit 1'
 	else

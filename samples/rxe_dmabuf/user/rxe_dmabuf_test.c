@@ -466,7 +466,7 @@ static void removal_test(char *const cmd[], unsigned char *host, struct ibv_mr *
 	pfd.fd = ctx->async_fd;
 	pfd.events = POLLIN;
 	for (n = 0, fatal = 0; !fatal && n < 10; n++) {
-		if (poll(&pfd, 1, 5000) != 1 || ibv_get_async_event(ctx, &ev))
+		if (poll(&pfd, 1, 60000) != 1 || ibv_get_async_event(ctx, &ev))
 			break;
 		fatal = ev.event_type == IBV_EVENT_DEVICE_FATAL;
 		ibv_ack_async_event(&ev);
