@@ -305,10 +305,7 @@ struct rdma_progress {
 /* CLOCK_MONOTONIC in seconds. */
 static inline double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return now_ns() / 1e9;
 }
 
 static inline long long read_counter(const char *path)
