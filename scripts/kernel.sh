@@ -17,14 +17,15 @@ prepare_source() {
 	if [ -f "$KSRC/.umem-pristine" ] && [ "$(cat "$KSRC/.umem-pristine")" = "$ver" ]; then
 		return
 	fi
+	[ -n "${KDEB_SHA256:-}" ] && fetch_kernel_deb
 	say "unpacking $KPKG $ver into $KSRC"
-	rm -rf "$KSRC" "$UMEM_CACHE/build" "$UMEM_CACHE/build-fast"
+	rm -rf "$KSRC" "$UMEM_CACHE/build$KSUFFIX" "$UMEM_CACHE/build-fast$KSUFFIX"
 	mkdir -p "$UMEM_CACHE"
 	local tmp=$UMEM_CACHE/unpack.tmp
 	rm -rf "$tmp"
 	mkdir -p "$tmp"
 	tar -C "$tmp" -xf "$KTARBALL"
-	mv "$tmp"/linux-source-6.12 "$KSRC"
+	mv "$tmp/$KPKG" "$KSRC"
 	rmdir "$tmp"
 	say "recording the pristine source as a git commit (about a minute)"
 	# (The Debian tarball's top-level .gitignore ignores everything.)
@@ -43,19 +44,19 @@ apply_patches() {
 		return
 	fi
 	rm -f "$KSRC/.umem-series"
-	git_apply_series "$KSRC" "$ROOT/patches/linux-6.12"
+	git_apply_series "$KSRC" "$KPATCHES"
 	echo "$key" >"$KSRC/.umem-series"
 }
 
 configure() {
-	local cfg=$UMEM_CACHE/config-$UMEM_KERNEL frag
+	local cfg=$UMEM_CACHE/config-$UMEM_KERNEL$KSUFFIX frag
 	mkdir -p "$cfg" "$KOUT"
-	make -s -C "$KSRC" O="$cfg" LLVM=1 tinyconfig >"$LOGDIR/config.log" 2>&1 ||
+	make -s -C "$KSRC" O="$cfg" LLVM=$KLLVM tinyconfig >"$LOGDIR/config.log" 2>&1 ||
 		{ tail -20 "$LOGDIR/config.log"; die "make tinyconfig failed"; }
 	(cd "$KSRC" && scripts/kconfig/merge_config.sh -m -O "$cfg" "$cfg/.config" \
 		kernel/configs/kvm_guest.config "${KFRAGMENTS[@]}") \
 		>>"$LOGDIR/config.log" 2>&1 || die "merge_config.sh failed (see $LOGDIR/config.log)"
-	make -s -C "$KSRC" O="$cfg" LLVM=1 olddefconfig >>"$LOGDIR/config.log" 2>&1 ||
+	make -s -C "$KSRC" O="$cfg" LLVM=$KLLVM olddefconfig >>"$LOGDIR/config.log" 2>&1 ||
 		{ tail -20 "$LOGDIR/config.log"; die "make olddefconfig failed"; }
 	for frag in "${KFRAGMENTS[@]}"; do
 		"$ROOT/scripts/check-config.sh" "$frag" "$cfg/.config"
@@ -83,16 +84,16 @@ main() {
 		return
 	fi
 	prepare_source
-	say "applying patches/linux-6.12"
+	say "applying patches/linux-$UMEM_KVER"
 	apply_patches
 	say "configuring the $UMEM_KERNEL kernel (tinyconfig + kvm_guest.config + ${KFRAGMENTS[*]##*/})"
 	configure
 	rm -f "$KOUT/.umem-key"
 	say "building the $UMEM_KERNEL kernel $(kernel_pkg_version) (a first build takes 8 to 15 minutes on 2 cores; full log: $LOGDIR/kernel-build.log)"
-	PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-$UMEM_KERNEL \
+	PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-$UMEM_KERNEL$KSUFFIX \
 		run_with_progress "kernel build" "$LOGDIR/kernel-build.log" "$KOUT" \
-		make -C "$KSRC" O="$KOUT" LLVM=1 -j"$(nproc)"
-	find "$KOUT" -name '*.o' | wc -l >"$UMEM_CACHE/objcount-$UMEM_KERNEL"
+		make -C "$KSRC" O="$KOUT" LLVM=$KLLVM -j"$(nproc)"
+	find "$KOUT" -name '*.o' | wc -l >"$UMEM_CACHE/objcount-$UMEM_KERNEL$KSUFFIX"
 	echo "$key" >"$KOUT/.umem-key"
 }
 

@@ -15,7 +15,7 @@
 #                         (the first build is a full one: 15 to 25 minutes)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-PDIR=$ROOT/patches/linux-6.12
+PDIR=$KPATCHES
 COVER=$PDIR/0000-cover-letter.patch
 
 # The kernel-crate files kept here as plain files (paths as in the kernel).
@@ -122,7 +122,7 @@ build-each)
 		say "patch $((i + 1))/${#commits[@]}: $subject (log: $log)"
 		if PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-test \
 			run_with_progress "build after patch $((i + 1))" "$log" "$out" \
-			make -C "$wt" O="$out" LLVM=1 -j"$(nproc)"; then
+			make -C "$wt" O="$out" LLVM=$KLLVM -j"$(nproc)"; then
 			echo "ok $((i + 1)) $subject"
 		else
 			echo "not ok $((i + 1)) $subject"

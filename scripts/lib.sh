@@ -4,9 +4,36 @@
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The kernel cache lives outside the work tree so that a fresh clone reuses it.
 UMEM_CACHE=${UMEM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/umem-dmabuf-rs}
-KSRC=$UMEM_CACHE/src		# git tree: pristine Debian source + patches/
-KPKG=linux-source-6.12
-KTARBALL=/usr/src/linux-source-6.12.tar.xz
+# The kernel the series is for; UMEM_KVER picks one:
+#   6.12  Debian 12's linux-source-6.12 (installed package), LLVM 14
+#   7.3   linux-source-7.3 from Debian's trixie-backports, fetched into the
+#         cache by version and sha256 without touching the system's apt
+#         sources (fetch_kernel_deb), LLVM 19 (7.3 needs LLVM >= 17)
+UMEM_KVER=${UMEM_KVER:-6.12}
+case "$UMEM_KVER" in
+6.12)
+	KSRC=$UMEM_CACHE/src	# git tree: pristine Debian source + patches/
+	KPKG=linux-source-6.12
+	KTARBALL=/usr/src/linux-source-6.12.tar.xz
+	KLLVM=1
+	KSUFFIX=""
+	;;
+7.3)
+	KSRC=$UMEM_CACHE/src-7.3
+	KPKG=linux-source-7.3
+	KPKG_VERSION=7.3.4-1~bpo13+1
+	KPKG_SUITE=trixie-backports
+	KDEB_SHA256=703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3
+	KTARBALL=$UMEM_CACHE/deb/linux-source-7.3.tar.xz
+	KLLVM=-19
+	KSUFFIX=-7.3
+	;;
+*)
+	echo "error: UMEM_KVER must be '6.12' or '7.3', not '$UMEM_KVER'" >&2
+	exit 1
+	;;
+esac
+KPATCHES=$ROOT/patches/linux-$UMEM_KVER
 BINDGEN_VERSION=0.73.2
 LOGDIR=${UMEM_LOGDIR:-$ROOT/build/logs}
 # Outside the tree: Kbuild's "make M=... clean" deletes every *.o and *.a
@@ -26,12 +53,15 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 UMEM_KERNEL=${UMEM_KERNEL:-test}
 case "$UMEM_KERNEL" in
 test)
-	KOUT=$UMEM_CACHE/build
-	KFRAGMENTS=("$ROOT/kernel/umem.config" "$ROOT/kernel/test.config")
+	KOUT=$UMEM_CACHE/build$KSUFFIX
+	KFRAGMENTS=("$ROOT/kernel/umem.config" "$ROOT/kernel/linux-$UMEM_KVER.config"
+		    "$ROOT/kernel/test.config")
+	[ -f "$ROOT/kernel/test-$UMEM_KVER.config" ] &&
+		KFRAGMENTS+=("$ROOT/kernel/test-$UMEM_KVER.config")
 	;;
 fast)
-	KOUT=$UMEM_CACHE/build-fast
-	KFRAGMENTS=("$ROOT/kernel/umem.config")
+	KOUT=$UMEM_CACHE/build-fast$KSUFFIX
+	KFRAGMENTS=("$ROOT/kernel/umem.config" "$ROOT/kernel/linux-$UMEM_KVER.config")
 	;;
 *)
 	die "UMEM_KERNEL must be 'test' or 'fast', not '$UMEM_KERNEL'"
@@ -40,7 +70,37 @@ esac
 
 # Prints the Debian version of the kernel source package, e.g. 6.12.117-1~deb12u1.
 kernel_pkg_version() {
-	dpkg-query -W -f='${Version}' "$KPKG" 2>/dev/null
+	if [ -n "${KPKG_VERSION:-}" ]; then
+		echo "$KPKG_VERSION"
+	else
+		dpkg-query -W -f='${Version}' "$KPKG" 2>/dev/null
+	fi
+}
+
+# fetch_kernel_deb: downloads $KPKG=$KPKG_VERSION from $KPKG_SUITE with a
+# private apt configuration under the cache (the system's sources stay as
+# they are), checks its sha256 and leaves the source tarball at $KTARBALL.
+fetch_kernel_deb() {
+	[ -f "$KTARBALL" ] && return
+	local d=$UMEM_CACHE/deb
+	local opts=(-o "Dir::Etc::sourcelist=$d/sources.list" -o Dir::Etc::sourceparts=-
+		    -o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache"
+		    -o APT::Get::List-Cleanup=0 -o APT::Sandbox::User=root)
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $KPKG_SUITE main" \
+		>"$d/sources.list"
+	say "fetching $KPKG $KPKG_VERSION from Debian's $KPKG_SUITE (167 MB)"
+	apt-get -qq "${opts[@]}" update || die "apt-get update of $KPKG_SUITE failed"
+	(cd "$d" && rm -f ./*.deb && apt-get -qq "${opts[@]}" download "$KPKG=$KPKG_VERSION") ||
+		die "downloading $KPKG=$KPKG_VERSION failed"
+	local deb
+	deb=$(echo "$d"/*.deb)
+	echo "$KDEB_SHA256  $deb" | sha256sum -c --quiet - ||
+		die "$deb: sha256 differs from the pinned $KDEB_SHA256"
+	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$KPKG.tar.xz" >"$KTARBALL.tmp" ||
+		die "extracting $KPKG.tar.xz from $deb failed"
+	mv "$KTARBALL.tmp" "$KTARBALL"
+	rm -f "$deb"
 }
 
 # The patched rdma-core (scripts/rdma-core.sh): source, build, and the
@@ -62,6 +122,7 @@ rdma_core_key() {
 kernel_key() {
 	{
 		echo "recipe 2 $UMEM_KERNEL"
+		[ "$UMEM_KVER" = 6.12 ] || echo "kver $UMEM_KVER"
 		kernel_pkg_version
 		series_patches | xargs -r cat
 		cat "${KFRAGMENTS[@]}"
@@ -72,10 +133,10 @@ kernel_key() {
 # (0000-cover-letter.patch: text only, so editing it rebuilds nothing).
 series_patches() {
 	local p
-	for p in "$ROOT"/patches/linux-6.12/*.patch; do
+	for p in "$KPATCHES"/*.patch; do
 		case "$p" in
 		*/0000-*) ;;
-		*) [ -e "$p" ] && echo "$p" ;;
+		*) [ ! -e "$p" ] || echo "$p" ;;
 		esac
 	done
 }

@@ -33,7 +33,7 @@ clippy-kernel)
 	# with the kernel's clippy lints (-W: as if lib.rs had changed; the
 	# object is the same, so nothing else is rebuilt until the next kernel
 	# build). Warnings fail the check.
-	out=$(make -s -C "$KSRC" O="$KOUT" LLVM=1 CLIPPY=1 -W rust/kernel/lib.rs \
+	out=$(make -s -C "$KSRC" O="$KOUT" LLVM=$KLLVM CLIPPY=1 -W rust/kernel/lib.rs \
 		rust/kernel.o 2>&1) || { echo "$out" >&2; exit 1; }
 	if grep -q 'warning' <<<"$out"; then
 		echo "$out" >&2

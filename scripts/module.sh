@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # module.sh [clean] [MAKE ARGS...]: builds the project's modules against the
-# cached kernel (make -C $KOUT LLVM=1 M=$ROOT), or against $KDIR when set (a
+# cached kernel (make -C $KOUT LLVM=$KLLVM M=$ROOT), or against $KDIR when set (a
 # kernel tree the user built with patches/linux-6.12). Fails on any compiler
 # or clippy warning, printing it.
 set -euo pipefail
@@ -12,7 +12,7 @@ KDIR=${KDIR:-$KOUT}
 mkdir -p "$LOGDIR" "$ROOT/build"
 stamp=$ROOT/build/module-kernel
 if [ "${1:-}" = clean ]; then
-	make -s -C "$KDIR" LLVM=1 M="$ROOT" clean
+	make -s -C "$KDIR" LLVM=$KLLVM M="$ROOT" clean
 	rm -f "$stamp"
 	exit 0
 fi
@@ -20,7 +20,7 @@ fi
 # modules for this one.
 this="$KDIR $(cat "$KDIR/.umem-key" 2>/dev/null || true)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" != "$this" ]; then
-	make -s -C "$KDIR" LLVM=1 M="$ROOT" clean
+	make -s -C "$KDIR" LLVM=$KLLVM M="$ROOT" clean
 fi
 echo "$this" >"$stamp"
 # Guest userspace test programs.
@@ -54,7 +54,7 @@ done
 	mv "$tmpbin/uverbs-dmabuf" "$ROOT/build/guest-bin/uverbs-dmabuf"
 
 log=$LOGDIR/module-build.log
-if ! make -C "$KDIR" LLVM=1 M="$ROOT" -j"$(nproc)" "$@" modules >"$log" 2>&1; then
+if ! make -C "$KDIR" LLVM=$KLLVM M="$ROOT" -j"$(nproc)" "$@" modules >"$log" 2>&1; then
 	grep -v '^make\|^  [A-Z]' "$log" | tail -n 60 >&2
 	die "module build failed (full log: $log)"
 fi
