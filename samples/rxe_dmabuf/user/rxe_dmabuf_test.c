@@ -623,6 +623,25 @@ static void send_recv_migrations(unsigned char *host, struct ibv_mr *hmr, int st
 	close(ufd);
 }
 
+/*
+ * UCX and libfabric decide that a device supports dma-buf MRs by calling
+ * libibverbs' ibv_reg_dmabuf_mr() with fd -1: EBADF means the whole path
+ * (provider, uverbs, driver, importer) exists and reached dma_buf_get();
+ * any other errno (EOPNOTSUPP above all) turns dma-buf support off.
+ */
+static void capability_probe_case(void)
+{
+	struct ibv_mr *m;
+	int e;
+
+	errno = 0;
+	m = ibv_reg_dmabuf_mr(pd, 0, PAGE, 0, -1, IBV_ACCESS_LOCAL_WRITE);
+	e = errno;
+	result(!m && e == EBADF, "capability_probe_fd_minus_1_ebadf (errno %d)", e);
+	if (m)
+		ibv_dereg_mr(m);
+}
+
 /* Bad requests get the uverbs/C errno. */
 static void errno_cases(void)
 {
@@ -642,6 +661,7 @@ static void errno_cases(void)
 	result(reg_dmabuf_mr(0, PAGE, 0, fd, IBV_ACCESS_LOCAL_WRITE | (1U << 30), &mr) == EINVAL,
 	       "errno_unknown_access_flag");
 	close(fd);
+	capability_probe_case();
 }
 
 /* A pinned MR (rdma_rxe dmabuf_pinned=1) makes migration fail. */
