@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The ib_umem dma-buf importer: the behaviour of
-//! `drivers/infiniband/core/umem_dmabuf.c` (Linux 6.12), in safe Rust.
+//! `drivers/infiniband/core/umem_dmabuf.c` (Linux 7.3; with cfg(not(umem_v7))
+//! that of Linux 6.12), in safe Rust.
 //!
 //! Everything here runs on the safe abstractions of [`crate::abs`] (make check
 //! verifies that this file never uses the keyword). The reservation lock rules
@@ -10,6 +11,7 @@
 //! made from the umem's own lock.
 
 use crate::abs::device::IbDevice;
+#[cfg(not(umem_v7))]
 use crate::abs::shim;
 use crate::abs::umem::{
     Entry, OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked, UmemRequest,
@@ -42,12 +44,17 @@ fn num_pages(length: usize) -> u64 {
 pub(crate) struct RustImporter;
 
 /// Attach ops of pinned umems: the exporter must not move a pinned buffer.
+/// Since 7.1 they have no callback (a move does not reach the importer);
+/// 6.12 required one, which only logs.
 struct PinnedOps;
 
 impl Importer for PinnedOps {
     type Priv = UmemDmabuf;
     const ALLOW_PEER2PEER: bool = true;
+    #[cfg(umem_v7)]
+    const INVALIDATES: bool = false;
 
+    #[cfg(not(umem_v7))]
     fn move_notify(umem: &UmemDmabuf, attach: LockedAttachment<'_>) {
         umem.adopt_attachment(attach);
         shim::warn_pinned_move(umem.ib_device());
@@ -61,14 +68,25 @@ impl Importer for RevocableOps {
     type Priv = UmemDmabuf;
     const ALLOW_PEER2PEER: bool = true;
 
+    #[cfg(not(umem_v7))]
     fn move_notify(umem: &UmemDmabuf, attach: LockedAttachment<'_>) {
-        // A move notified while the umem is still being created revokes it
-        // too (creation then fails, as C's does): the umem must know its
-        // attachment for that.
-        umem.adopt_attachment(attach);
-        if let Some(umem) = UmemLocked::notified(umem, attach) {
-            revoke_locked(&umem);
-        }
+        revocable_notified(umem, attach);
+    }
+
+    #[cfg(umem_v7)]
+    fn invalidate_mappings(umem: &UmemDmabuf, attach: LockedAttachment<'_>) {
+        revocable_notified(umem, attach);
+    }
+}
+
+/// A move (or revocation) of a revocable umem's buffer revokes it.
+fn revocable_notified(umem: &UmemDmabuf, attach: LockedAttachment<'_>) {
+    // A move notified while the umem is still being created revokes it too
+    // (creation then fails, as C's does): the umem must know its attachment
+    // for that.
+    umem.adopt_attachment(attach);
+    if let Some(umem) = UmemLocked::notified(umem, attach) {
+        revoke_locked(&umem);
     }
 }
 
@@ -148,8 +166,11 @@ impl UmemImpl for RustImporter {
             access,
         } = req;
         let end = offset.checked_add(size).ok_or(EINVAL)?;
+        // 6.12 refuses ops that cannot invalidate; since 7.1 the callback is
+        // optional and any ops, or none, are attached with.
+        #[cfg(not(umem_v7))]
         let ops = match ops {
-            Some(ops) if ops.has_move_notify() => ops,
+            Some(ops) if ops.has_move_notify() => Some(ops),
             _ => return Err(EINVAL),
         };
         let dmabuf = DmaBuf::from_fd(fd)?;

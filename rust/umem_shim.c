@@ -19,9 +19,10 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
+#include "umem_compat.h"
 #include "umem_dmabuf_rs.h"
 
-MODULE_IMPORT_NS(DMA_BUF);
+UMEM_IMPORT_NS_DMA_BUF();
 
 static bool provoke_warning;
 module_param(provoke_warning, bool, 0444);

@@ -4,6 +4,7 @@
 //!
 //! C header: [`include/umem_dmabuf_rs.h`](../../include/umem_dmabuf_rs.h)
 
+#[cfg(not(umem_v7))]
 use super::device::IbDevice;
 
 // `struct ib_device` embeds empty arch structs, which rustc flags as not
@@ -38,7 +39,9 @@ pub(crate) fn exit() {
 }
 
 /// Logs (rate-limited, `ibdev_warn`) that an exporter tried to move a buffer
-/// that a pinned umem of `device` uses, as the C implementation does.
+/// that a pinned umem of `device` uses, as the C implementation of 6.12 does
+/// (since 7.1 pinned umems have no callback a move could reach).
+#[cfg(not(umem_v7))]
 pub(crate) fn warn_pinned_move(device: &IbDevice) {
     // SAFETY: `device` is a live ib_device.
     unsafe { umem_shim_warn_pinned_move(device.as_raw()) }

@@ -22,7 +22,19 @@ use kernel::dma_buf::{
 };
 use kernel::prelude::*;
 use kernel::scatterlist::WindowParts;
-use kernel::types::{ARef, Opaque};
+#[cfg(umem_v7)]
+use kernel::sync::aref::ARef;
+use kernel::types::Opaque;
+#[cfg(not(umem_v7))]
+use kernel::types::ARef;
+
+/// A [`Mapping`] of the umem's attachment. Since 7.x a mapping borrows its
+/// attachment; 6.12's kernel crate had no lifetime on it.
+#[cfg(umem_v7)]
+pub(crate) type UmemMapping<'a> = Mapping<'a>;
+/// A [`Mapping`] of the umem's attachment.
+#[cfg(not(umem_v7))]
+pub(crate) type UmemMapping<'a> = Mapping;
 
 /// A `struct ib_umem_dmabuf` created by this crate.
 ///
@@ -104,7 +116,9 @@ impl UmemAttachOps {
         Self(ImporterOps::<T>::table())
     }
 
-    /// Whether the table can invalidate (has `move_notify`).
+    /// Whether the table can invalidate (has `move_notify`), which 6.12
+    /// requires of every dynamic importer.
+    #[cfg(not(umem_v7))]
     pub(crate) fn has_move_notify(&self) -> bool {
         self.0.has_move_notify()
     }
@@ -184,7 +198,7 @@ impl UmemDmabuf {
     /// # Safety
     ///
     /// The current thread holds the reservation lock of the umem's buffer
-    /// until `f` returns, and no other view or guard of it is in use.
+    /// until `f` returns.
     #[inline]
     pub(crate) unsafe fn with_assumed_lock<R>(
         &self,
@@ -291,10 +305,14 @@ impl<'a> UmemLocked<'a> {
     /// during creation finds the attachment.
     pub(crate) fn notified(umem: &'a UmemDmabuf, attach: LockedAttachment<'a>) -> Option<Self> {
         let ours = matches!(umem.attachment(), Ok(a) if ptr::eq(a, attach.attachment()));
-        if kernel::warn_on_once!(
+        #[cfg(not(umem_v7))]
+        let warned = kernel::warn_on_once!(
             !ours,
             "ib_umem_dmabuf notified through another attachment\n"
-        ) {
+        );
+        #[cfg(umem_v7)]
+        let warned = kernel::warn_on!(!ours);
+        if warned {
             return None;
         }
         // INVARIANT: checked above.
@@ -363,10 +381,18 @@ impl<'a> UmemLocked<'a> {
     /// the first/last entry bookkeeping, and `umem.sgt_append.sgt` (`sgl` is
     /// the first entry of the window, `nents` the number of entries in it).
     ///
-    /// Refused (the mapping is given back) if a mapping is already installed.
+    /// Refused (the mapping is given back) if a mapping is already installed,
+    /// or if it is a mapping of another attachment.
     #[inline]
-    pub(crate) fn install_mapping(&self, mapping: Mapping) -> Result<(), Mapping> {
+    pub(crate) fn install_mapping(
+        &self,
+        mapping: UmemMapping<'a>,
+    ) -> Result<(), UmemMapping<'a>> {
         if self.is_mapped() {
+            return Err(mapping);
+        }
+        #[cfg(umem_v7)]
+        if !ptr::eq(mapping.attachment(), self.attach.attachment()) {
             return Err(mapping);
         }
         let parts = mapping.into_raw_parts();
@@ -393,7 +419,7 @@ impl<'a> UmemLocked<'a> {
     /// the first/last entry bookkeeping (`umem.sgt_append.sgt` is left as is,
     /// as the C implementation does).
     #[inline]
-    pub(crate) fn take_mapping(&self) -> Option<Mapping> {
+    pub(crate) fn take_mapping(&self) -> Option<UmemMapping<'a>> {
         if !self.is_mapped() {
             return None;
         }
@@ -404,6 +430,7 @@ impl<'a> UmemLocked<'a> {
         unsafe {
             let parts = MappingParts {
                 sgt: NonNull::new((*raw).sgt)?,
+                #[cfg(not(umem_v7))]
                 attach: (*raw).attach,
                 window: Some(WindowParts {
                     first: (*raw).first_sg,
@@ -419,7 +446,12 @@ impl<'a> UmemLocked<'a> {
             (*raw).first_sg_offset = 0;
             (*raw).last_sg = ptr::null_mut();
             (*raw).last_sg_trim = 0;
-            Some(Mapping::from_raw_parts(parts))
+            #[cfg(not(umem_v7))]
+            let mapping = Mapping::from_raw_parts(parts);
+            // The umem's own attachment, which the mapping was made for.
+            #[cfg(umem_v7)]
+            let mapping = Mapping::from_raw_parts(self.attach.attachment(), parts);
+            Some(mapping)
         }
     }
 
@@ -464,8 +496,14 @@ impl OwnedUmem {
         writable: bool,
         dmabuf: ARef<DmaBuf>,
         dev: &Device,
-        ops: UmemAttachOps,
+        ops: Option<UmemAttachOps>,
     ) -> Result<Self> {
+        // 6.12 attaches every umem dynamically (its importer refuses others);
+        // since 7.1 a umem may be attached without callbacks.
+        #[cfg(not(umem_v7))]
+        let ops = ops.ok_or(EINVAL)?.0;
+        #[cfg(umem_v7)]
+        let ops = ops.map(|ops| ops.0);
         // kzalloc(), as C allocates it: the kernel crate's `KBox` goes through
         // krealloc() and two out-of-line wrappers each way, which made up a
         // good part of the Rust importer's fixed cost per umem
@@ -495,7 +533,7 @@ impl OwnedUmem {
         // SAFETY: `importer_priv` is the umem, which outlives the attachment: it is
         // detached in `drop` before the memory is freed. The callbacks of `ops`
         // expect the umem as `importer_priv` (invariant of `UmemAttachOps`).
-        let attach = match unsafe { DynAttachment::new(dmabuf, dev, ops.0, owned.get()) } {
+        let attach = match unsafe { DynAttachment::new(dmabuf, dev, ops, owned.get()) } {
             Ok(attach) => attach,
             Err(e) => {
                 // SAFETY: the attachment is gone, so nothing can notify (and

@@ -8,6 +8,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
+#include "umem_compat.h"
 #include "umem_dmabuf_rs.h"
 #include "umem_test.h"
 
@@ -25,7 +26,7 @@ static void drv_move_notify(struct dma_buf_attachment *attach)
 
 const struct dma_buf_attach_ops umem_test_drv_ops = {
 	.allow_peer2peer = true,
-	.move_notify = drv_move_notify,
+	.UMEM_INVALIDATE = drv_move_notify,
 };
 
 const struct dma_buf_attach_ops umem_test_drv_ops_no_move = {

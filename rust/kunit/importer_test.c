@@ -375,6 +375,38 @@ static void pinned_pin_count(struct kunit *test)
 	umem_mock_destroy(test, exp);
 }
 
+/*
+ * The callbacks each creation path attaches with: since 7.1 the pinned ops
+ * have none (a move of a pinned buffer does not reach the importer at all),
+ * the revocable ones revoke; both allow peer-to-peer. Before 7.1 the pinned
+ * ops had a callback that only logged.
+ */
+static void attach_ops_per_path(struct kunit *test)
+{
+	struct umem_test_ctx *ctx = test->priv;
+	struct umem_mock_exp *exp = umem_mock_create(test, lens_mixed, 7, true);
+	int fd = umem_mock_fd(test, exp);
+	const struct dma_buf_attach_ops *ops;
+	struct ib_umem_dmabuf *umem;
+
+	umem = ctx->impl->get_pinned(ctx->ibdev, ctx->dev, 0, 8 * P, fd, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(umem));
+	ops = umem->attach->importer_ops;
+	KUNIT_EXPECT_TRUE(test, ops->allow_peer2peer);
+	KUNIT_EXPECT_EQ(test, !!ops->UMEM_INVALIDATE, !UMEM_OPTIONAL_INVALIDATE);
+	ctx->impl->release(umem);
+
+	umem = ctx->impl->get_pinned_revocable_and_lock(ctx->ibdev, 0, 8 * P, fd, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(umem));
+	ops = umem->attach->importer_ops;
+	KUNIT_EXPECT_TRUE(test, ops->allow_peer2peer);
+	KUNIT_EXPECT_TRUE(test, !!ops->UMEM_INVALIDATE);
+	dma_resv_unlock(exp->dmabuf->resv);
+	ctx->impl->release(umem);
+	close_fd(fd);
+	umem_mock_destroy(test, exp);
+}
+
 /* A move of a pinned (not revocable) buffer is only logged: the umem stays. */
 static void pinned_move_is_ignored(struct kunit *test)
 {
@@ -502,10 +534,13 @@ static void get_errnos(struct kunit *test)
 	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, 100000, 0, ops), -EBADF);
 	/* open, but not a dma-buf */
 	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, nfd, 0, ops), -EINVAL);
-	/* no ops, or ops that cannot invalidate */
-	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, fd, 0, NULL), -EINVAL);
+	/*
+	 * No ops, or ops that cannot invalidate: refused until 7.1, where the
+	 * callback became optional (such an importer pins before it maps).
+	 */
+	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, fd, 0, NULL), UMEM_NO_INVALIDATE_ERR);
 	ops = &umem_test_drv_ops_no_move;
-	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, fd, 0, ops), -EINVAL);
+	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, fd, 0, ops), UMEM_NO_INVALIDATE_ERR);
 	/* the pinned variants check the same way */
 	EXPECT_ERR(impl->get_pinned(ctx->ibdev, ctx->dev, 0, 0, fd, 0), -EINVAL);
 	EXPECT_ERR(impl->get_pinned(ctx->ibdev, ctx->dev, 0, P, -1, 0), -EBADF);
@@ -558,6 +593,7 @@ static struct kunit_case umem_importer_cases[] = {
 	KUNIT_CASE(revocable_moved_during_creation),
 	KUNIT_CASE_PARAM(revoke_on_release, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(pinned_pin_count, umem_impl_gen_params),
+	KUNIT_CASE_PARAM(attach_ops_per_path, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(pinned_move_is_ignored, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(fail_pin_no_leak, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(fail_map_no_double_unpin, umem_impl_gen_params),

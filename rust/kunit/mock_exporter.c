@@ -17,9 +17,10 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
+#include "umem_compat.h"
 #include "umem_mock_exporter.h"
 
-MODULE_IMPORT_NS(DMA_BUF);
+UMEM_IMPORT_NS_DMA_BUF();
 
 u64 umem_mock_addr(struct umem_mock_exp *exp, u32 i)
 {
@@ -36,9 +37,10 @@ static int mock_attach(struct dma_buf *dmabuf, struct dma_buf_attachment *a)
 	struct umem_mock_exp *exp = dmabuf->priv;
 
 	atomic_inc(&exp->attached);
-	if (exp->notify_in_attach && a->importer_ops) {
+	if (exp->notify_in_attach && a->importer_ops &&
+	    a->importer_ops->UMEM_INVALIDATE) {
 		dma_resv_lock(dmabuf->resv, NULL);
-		a->importer_ops->move_notify(a);
+		a->importer_ops->UMEM_INVALIDATE(a);
 		dma_resv_unlock(dmabuf->resv);
 	}
 	return 0;
@@ -194,7 +196,7 @@ void umem_mock_move(struct umem_mock_exp *exp)
 {
 	dma_resv_lock(exp->dmabuf->resv, NULL);
 	/* Importers unmap the old tables during the notification... */
-	dma_buf_move_notify(exp->dmabuf);
+	umem_dma_buf_invalidate(exp->dmabuf);
 	/* ...and map the buffer at its new place afterwards, unless pinned. */
 	if (atomic_read(&exp->pinned) == atomic_read(&exp->unpinned))
 		exp->base += 0x10000000ULL;

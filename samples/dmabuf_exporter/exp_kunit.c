@@ -14,9 +14,10 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
+#include "umem_compat.h"
 #include "dmabuf_exporter_rs.h"
 
-MODULE_IMPORT_NS(DMA_BUF);
+UMEM_IMPORT_NS_DMA_BUF();
 
 static char *expect_importer = "any";
 module_param(expect_importer, charp, 0444);
@@ -34,7 +35,7 @@ static void drv_move_notify(struct dma_buf_attachment *attach)
 
 static const struct dma_buf_attach_ops drv_ops = {
 	.allow_peer2peer = true,
-	.move_notify = drv_move_notify,
+	.UMEM_INVALIDATE = drv_move_notify,
 };
 
 /*

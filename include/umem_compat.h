@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The dma-buf names the modules' C code uses, for both kernels the series
+ * supports: Linux 6.12 and Linux 7.3 (where 7.1 renamed move_notify to
+ * invalidate_mappings and 6.13 made namespaces strings). The Rust code gets
+ * the same choice from the cfg umem_v7 (Kbuild).
+ */
+#ifndef UMEM_COMPAT_H
+#define UMEM_COMPAT_H
+
+#include <linux/dma-buf.h>
+#include <linux/module.h>
+#include <linux/version.h>
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 1, 0)
+/* The importer callback that a move (or revocation) calls; optional. */
+#define UMEM_OPTIONAL_INVALIDATE 1
+/* What ib_umem_dmabuf_get() returns for ops without the callback: a umem. */
+#define UMEM_NO_INVALIDATE_ERR 0
+#define UMEM_INVALIDATE invalidate_mappings
+#define umem_dma_buf_invalidate(dmabuf) dma_buf_invalidate_mappings(dmabuf)
+#define UMEM_IMPORT_NS_DMA_BUF() MODULE_IMPORT_NS("DMA_BUF")
+#else
+#define UMEM_OPTIONAL_INVALIDATE 0
+#define UMEM_NO_INVALIDATE_ERR (-EINVAL)
+#define UMEM_INVALIDATE move_notify
+#define umem_dma_buf_invalidate(dmabuf) dma_buf_move_notify(dmabuf)
+#define UMEM_IMPORT_NS_DMA_BUF() MODULE_IMPORT_NS(DMA_BUF)
+#endif
+
+#endif /* UMEM_COMPAT_H */
