@@ -14,12 +14,18 @@ use crate::abs::page::{ChunkSet, PageTable, MAX_CHUNK_ORDER};
 use crate::abs::workqueue::{msleep, OwnedQueue};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::dma::DataDirection;
+#[cfg(not(umem_v7))]
 use kernel::dma_buf::dma_fence::Fence;
-use kernel::dma_buf::export::{self, Exporter, Fault};
+#[cfg(umem_v7)]
+use kernel::dma_buf::export::MoveFence as Fence;
+use kernel::dma_buf::export::{self, BufGuard, Exporter, Fault};
 use kernel::dma_buf::{Attachment, DmaBuf};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
+#[cfg(umem_v7)]
+use kernel::sync::aref::ARef;
 use kernel::sync::{new_mutex, Arc, Mutex};
+#[cfg(not(umem_v7))]
 use kernel::types::ARef;
 
 /// Largest buffer (1 GiB).
@@ -111,6 +117,8 @@ macro_rules! exporter_impl {
         #[vtable]
         impl Exporter for $t {
             type Table = PageTable;
+            #[cfg(umem_v7)]
+            const OPS: &'static export::ExporterOps<Self> = kernel::dma_buf_exporter_ops!($t);
 
             fn attach(&self, _attach: &Attachment) -> Result {
                 self.buf.stats.attachments.fetch_add(1, Ordering::Relaxed);
@@ -124,7 +132,7 @@ macro_rules! exporter_impl {
             fn map(&self, attach: &Attachment, dir: DataDirection) -> Result<KBox<PageTable>> {
                 injected(&self.buf.fail_map)?;
                 let store = self.buf.store.lock().clone();
-                let table = PageTable::new(store, attach.dev(), dir)?;
+                let table = PageTable::new(store, attach, dir)?;
                 self.buf.stats.mappings.fetch_add(1, Ordering::Relaxed);
                 self.buf.stats.maps.fetch_add(1, Ordering::Relaxed);
                 Ok(table)
@@ -295,7 +303,7 @@ pub(crate) fn migrate(dmabuf: &DmaBuf, delay_ms: u32, fail_maps: bool) -> Result
     buf.fail_map.store(fail_map, Ordering::Relaxed);
     dmabuf.zap_cpu_mappings();
     let notified = buf.stats.attachments.load(Ordering::Relaxed);
-    guard.move_notify();
+    invalidate(&guard);
     buf.stats
         .move_notifies
         .fetch_add(notified, Ordering::Relaxed);
@@ -312,6 +320,15 @@ pub(crate) fn migrate(dmabuf: &DmaBuf, delay_ms: u32, fail_maps: bool) -> Result
     // `PendingCopy::drop` copies and signals here instead.
     let _ = buf.copies.queue().try_spawn(GFP_KERNEL, move || drop(copy));
     Ok(())
+}
+
+/// Tells every importer that the buffer moves (`dma_buf_move_notify`, since
+/// 7.1 `dma_buf_invalidate_mappings`).
+fn invalidate(guard: &BufGuard<'_>) {
+    #[cfg(not(umem_v7))]
+    guard.move_notify();
+    #[cfg(umem_v7)]
+    guard.invalidate_mappings();
 }
 
 /// The copy of a migration. It runs when dropped, so the fence is signalled

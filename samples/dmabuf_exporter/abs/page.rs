@@ -10,11 +10,15 @@ use kernel::bindings;
 use kernel::device::Device;
 use kernel::dma::DataDirection;
 use kernel::dma_buf::export::{ExportedTable, Fault};
+use kernel::dma_buf::Attachment;
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
-use kernel::scatterlist::OwnedSGTable;
+#[cfg(umem_v7)]
+use kernel::sync::aref::ARef;
 use kernel::sync::Arc;
+#[cfg(not(umem_v7))]
 use kernel::types::ARef;
+use kernel::types::Opaque;
 
 /// Largest order accepted by [`PageChunk::new`] (2 MiB with 4 KiB pages).
 pub(crate) const MAX_CHUNK_ORDER: u32 = 9;
@@ -75,16 +79,18 @@ impl PageChunk {
         Some(unsafe { self.page.as_ptr().add(i) })
     }
 
-    /// Runs `f` on a temporary kernel mapping of page `i`.
-    fn with_page<R>(&self, i: usize, f: impl FnOnce(&mut [u8; PAGE_SIZE]) -> R) -> Result<R> {
+    /// Runs `f` with the address of a temporary kernel mapping of page `i`.
+    ///
+    /// The page is the buffer's memory: devices DMA into it, processes map
+    /// it, other threads copy in and out. No reference to its bytes is ever
+    /// made (it would claim they do not change under it); they are copied
+    /// through raw pointers only, as `memcpy` would.
+    fn with_page<R>(&self, i: usize, f: impl FnOnce(*mut u8) -> R) -> Result<R> {
         let page = self.page_raw(i).ok_or(EINVAL)?;
         // SAFETY: `page` is a page of this allocation; `kmap_local_page` maps it
         // until the matching `kunmap_local` below, on this thread.
         let addr = unsafe { bindings::kmap_local_page(page) };
-        // SAFETY: the mapping covers one page; this function is the only user of
-        // the mapping while `f` runs. Concurrent DMA or CPU writers of the same
-        // page are allowed to race, as with any DMA buffer; bytes are plain data.
-        let r = f(unsafe { &mut *addr.cast::<[u8; PAGE_SIZE]>() });
+        let r = f(addr.cast::<u8>());
         // SAFETY: unmaps the mapping made above, in LIFO order.
         unsafe { bindings::kunmap_local(addr) };
         Ok(r)
@@ -96,32 +102,45 @@ impl PageChunk {
             return Err(EINVAL);
         }
         for i in 0..self.pages() {
-            src.with_page(i, |from| self.with_page(i, |to| to.copy_from_slice(from)))??;
+            src.with_page(i, |from| {
+                self.with_page(i, |to| {
+                    // SAFETY: both mappings cover a whole page; two chunks never
+                    // share pages, so the ranges do not overlap.
+                    unsafe { core::ptr::copy_nonoverlapping(from, to, PAGE_SIZE) }
+                })
+            })??;
         }
         Ok(())
     }
 
     /// Copies bytes at `offset` into `buf`.
     pub(crate) fn read(&self, offset: usize, buf: &mut [u8]) -> Result {
+        let out = buf.as_mut_ptr();
         self.access(offset, buf.len(), |page, at, done, n| {
-            buf[done..done + n].copy_from_slice(&page[at..at + n]);
+            // SAFETY: `access` keeps `[at, at + n)` inside the mapped page and
+            // `[done, done + n)` inside `buf`; the buffer's pages never alias a
+            // caller's slice.
+            unsafe { core::ptr::copy_nonoverlapping(page.add(at), out.add(done), n) }
         })
     }
 
     /// Copies `data` to `offset`.
     pub(crate) fn write(&self, offset: usize, data: &[u8]) -> Result {
+        let src = data.as_ptr();
         self.access(offset, data.len(), |page, at, done, n| {
-            page[at..at + n].copy_from_slice(&data[done..done + n]);
+            // SAFETY: as in `read`, with the roles swapped.
+            unsafe { core::ptr::copy_nonoverlapping(src.add(done), page.add(at), n) }
         })
     }
 
-    /// Walks `[offset, offset + len)` page by page: `f(page, offset in page,
-    /// bytes done, bytes in this page)`.
+    /// Walks `[offset, offset + len)` page by page: `f(mapped page, offset in
+    /// page, bytes done, bytes in this page)`, with `at + n <= PAGE_SIZE` and
+    /// `done + n <= len`.
     fn access(
         &self,
         offset: usize,
         len: usize,
-        mut f: impl FnMut(&mut [u8; PAGE_SIZE], usize, usize, usize),
+        mut f: impl FnMut(*mut u8, usize, usize, usize),
     ) -> Result {
         let end = offset.checked_add(len).ok_or(EINVAL)?;
         if end > self.len() {
@@ -241,6 +260,68 @@ impl ChunkSet {
 // CAST: the attribute bits are small constants; bindgen gives `unsigned long` as `usize`.
 const MAP_ATTRS: usize = bindings::DMA_ATTR_SKIP_CPU_SYNC as usize;
 
+/// A `struct sg_table` allocated by the exporter (`sg_alloc_table`), freed on
+/// drop.
+///
+/// # Invariants
+///
+/// `0` was set up by a successful `sg_alloc_table` and is freed once, on drop.
+/// (The C struct holds no pointer to itself, so the value may move.)
+#[repr(transparent)]
+struct RawTable(Opaque<bindings::sg_table>);
+
+impl RawTable {
+    /// Allocates a table of `n` entries.
+    fn new(n: u32) -> Result<Self> {
+        let table = Opaque::<bindings::sg_table>::uninit();
+        // SAFETY: `table.get()` is valid for writes; `sg_alloc_table` initialises
+        // it (on failure it frees what it allocated and leaves nothing to free).
+        kernel::error::to_result(unsafe {
+            bindings::sg_alloc_table(table.get(), n, bindings::GFP_KERNEL)
+        })?;
+        // INVARIANT: allocated just above.
+        Ok(Self(table))
+    }
+
+    fn as_raw(&self) -> *mut bindings::sg_table {
+        self.0.get()
+    }
+}
+
+impl Drop for RawTable {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `sg_alloc_table` (type invariant), freed once.
+        unsafe { bindings::sg_free_table(self.as_raw()) };
+    }
+}
+
+/// `dma_get_max_seg_size()` of a device: its DMA parameters' limit, or 64 KiB
+/// without any.
+///
+/// # Safety
+///
+/// `dev` is a live device.
+unsafe fn max_seg_size(dev: *mut bindings::device) -> usize {
+    // SAFETY: `dev` is live (the caller's contract); `dma_parms` is set up by its
+    // bus or driver before it maps anything and not changed while it is used.
+    let parms = unsafe { (*dev).dma_parms };
+    if parms.is_null() {
+        return 1 << 16;
+    }
+    // SAFETY: non-null `dma_parms` point to the device's live parameters.
+    // CAST: `unsigned int` to `usize` is lossless.
+    unsafe { (*parms).max_segment_size as usize }
+}
+
+/// The C value of a DMA direction.
+fn raw_dir(dir: DataDirection) -> bindings::dma_data_direction {
+    #[cfg(not(umem_v7))]
+    let raw = dir.as_raw();
+    #[cfg(umem_v7)]
+    let raw = bindings::dma_data_direction::from(dir);
+    raw
+}
+
 /// A table of a [`ChunkSet`]'s pages, built by an exporter and DMA-mapped for
 /// one device: one entry per chunk, or per piece of a chunk longer than the
 /// device's maximum segment size.
@@ -249,12 +330,14 @@ const MAP_ATTRS: usize = bindings::DMA_ATTR_SKIP_CPU_SYNC as usize;
 ///
 /// `table` is first, so the value's address is the `struct sg_table`'s. It
 /// has one entry per segment of `pages`, set to that segment, and is mapped
-/// with `dma_map_sgtable(dev, dir, MAP_ATTRS)`; `drop` unmaps it, then the
-/// fields go in their order, which is the rest of the undo order: the table
-/// is freed, the device reference put, the pages released.
+/// with `dma_map_sgtable(raw_dev, dir, MAP_ATTRS)`, where `raw_dev` is the
+/// device `dev` holds; `drop` unmaps it, then the fields go in their order,
+/// which is the rest of the undo order: the table is freed, the device
+/// reference put, the pages released.
 #[repr(C)]
 pub(crate) struct PageTable {
-    table: OwnedSGTable,
+    table: RawTable,
+    raw_dev: *mut bindings::device,
     dev: ARef<Device>,
     dir: DataDirection,
     pages: Arc<ChunkSet>,
@@ -264,25 +347,26 @@ pub(crate) struct PageTable {
 // (it holds a reference on its device).
 unsafe impl Send for PageTable {}
 
-// SAFETY: `repr(C)` with the `struct sg_table` first (`OwnedSGTable` is
+// SAFETY: `repr(C)` with the `struct sg_table` first (`RawTable` is
 // `repr(transparent)` over it), mapped for the device while the value exists
 // (type invariant).
 unsafe impl ExportedTable for PageTable {}
 
 impl PageTable {
-    /// Builds the table of `pages` and maps it for `dev`.
+    /// Builds the table of `pages` and maps it for the device of `attach`.
     pub(crate) fn new(
         pages: Arc<ChunkSet>,
-        dev: &Device,
+        attach: &Attachment,
         dir: DataDirection,
     ) -> Result<KBox<Self>> {
+        let dev = attach.dev();
+        // SAFETY: the attachment is live and holds its device.
+        let raw_dev = unsafe { (*attach.as_raw()).dev };
         // Whole pages, at most the device's segment size (at least one page).
-        let seg = core::cmp::max(
-            dev.dma_max_seg_size() as usize & !(PAGE_SIZE - 1),
-            PAGE_SIZE,
-        );
+        // SAFETY: `raw_dev` is live (above).
+        let seg = core::cmp::max(unsafe { max_seg_size(raw_dev) } & !(PAGE_SIZE - 1), PAGE_SIZE);
         let n: usize = pages.chunks().iter().map(|c| c.len().div_ceil(seg)).sum();
-        let table = OwnedSGTable::new(u32::try_from(n).map_err(|_| EINVAL)?)?;
+        let table = RawTable::new(u32::try_from(n).map_err(|_| EINVAL)?)?;
         let sgt = table.as_raw();
         // SAFETY: the table was just allocated with `n` entries.
         let mut sg = unsafe { (*sgt).sgl };
@@ -304,12 +388,14 @@ impl PageTable {
         // SAFETY: the table describes live pages; the device is live. On
         // failure nothing is mapped and `table` is freed on return.
         kernel::error::to_result(unsafe {
-            bindings::dma_map_sgtable(dev.as_raw(), sgt, dir.as_raw(), MAP_ATTRS)
+            bindings::dma_map_sgtable(raw_dev, sgt, raw_dir(dir), MAP_ATTRS)
         })?;
-        // INVARIANT: mapped just above; from here `drop` unmaps (also if the
-        // allocation below fails and the value is dropped).
+        // INVARIANT: mapped just above for `raw_dev`, which `dev` holds; from here
+        // `drop` unmaps (also if the allocation below fails and the value is
+        // dropped).
         let table = Self {
             table,
+            raw_dev,
             dev: dev.into(),
             dir,
             pages,
@@ -320,13 +406,14 @@ impl PageTable {
 
 impl Drop for PageTable {
     fn drop(&mut self) {
-        // SAFETY: mapped for `dev` with `dir` and `MAP_ATTRS` (type invariant),
-        // unmapped once; the fields are dropped after this.
+        // SAFETY: mapped for `raw_dev` with `dir` and `MAP_ATTRS` (type invariant),
+        // unmapped once while `dev` still holds the device; the fields are dropped
+        // after this.
         unsafe {
             bindings::dma_unmap_sgtable(
-                self.dev.as_raw(),
+                self.raw_dev,
                 self.table.as_raw(),
-                self.dir.as_raw(),
+                raw_dir(self.dir),
                 MAP_ATTRS,
             )
         };
