@@ -3,26 +3,30 @@
 //! KUnit suite `dmabuf_exporter_rs`: the exporter on its own. The C suite
 //! `dmabuf_exporter_rs_ib` (`exp_kunit.c`) runs it with ib_core's importer.
 
+use crate::abs::probe::{case_device, MappingSlot};
 use crate::abs::workqueue::msleep;
 use crate::exporter::{self, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::device::Device;
 use kernel::dma_buf::export::{flush_delayed_releases, OwnedImport};
-use kernel::dma_buf::{DmaBuf, Importer, LockedAttachment, Mapping};
+use kernel::dma_buf::{DmaBuf, Importer, LockedAttachment};
 use kernel::kunit::Test;
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
-use kernel::sync::{new_mutex, Mutex};
+#[cfg(umem_v7)]
+use kernel::sync::aref::ARef;
+#[cfg(not(umem_v7))]
 use kernel::types::ARef;
-use kernel::{kunit_expect, kunit_expect_eq, kunit_suite};
+use kernel::{kunit_expect, kunit_expect_eq};
 
 const P: usize = PAGE_SIZE;
 
-/// A dynamic importer that unmaps on `move_notify`, like an RDMA driver.
+/// A dynamic importer that unmaps when told the buffer moves, like an RDMA
+/// driver.
 #[pin_data]
 struct Probe {
     #[pin]
-    mapping: Mutex<Option<Mapping>>,
+    mapping: MappingSlot,
     notified: AtomicU32,
 }
 
@@ -32,17 +36,26 @@ impl Importer for ProbeImporter {
     type Priv = Probe;
     const ALLOW_PEER2PEER: bool = false;
 
+    #[cfg(not(umem_v7))]
     fn move_notify(probe: &Probe, attach: LockedAttachment<'_>) {
-        probe.notified.fetch_add(1, Ordering::Relaxed);
-        if let Some(mapping) = probe.mapping.lock().take() {
-            attach.unmap(mapping);
-        }
+        probe_notified(probe, attach);
     }
+
+    #[cfg(umem_v7)]
+    fn invalidate_mappings(probe: &Probe, attach: LockedAttachment<'_>) {
+        probe_notified(probe, attach);
+    }
+}
+
+fn probe_notified(probe: &Probe, attach: LockedAttachment<'_>) {
+    probe.notified.fetch_add(1, Ordering::Relaxed);
+    // The probe's own attachment: the core notifies each through its own.
+    probe.mapping.unmap(attach);
 }
 
 fn probe() -> impl PinInit<Probe, Error> {
     try_pin_init!(Probe {
-        mapping <- new_mutex!(None),
+        mapping <- MappingSlot::new(),
         notified: AtomicU32::new(0),
     })
 }
@@ -52,25 +65,14 @@ fn probe() -> impl PinInit<Probe, Error> {
 fn map(import: &OwnedImport<ProbeImporter>) -> Result<KVec<(u64, u32)>> {
     let guard = import.attachment().lock();
     let locked = guard.view();
-    let mut slot = import.data().mapping.lock();
-    if slot.is_none() {
-        *slot = Some(locked.map()?);
-    }
+    let v = import.data().mapping.map_entries(locked)?;
     locked.resv().wait_kernel_fences()?;
-    let mut v = KVec::new();
-    if let Some(m) = slot.as_ref() {
-        for sg in m.table().dma_entries() {
-            v.push((sg.dma_address(), sg.dma_len()), GFP_KERNEL)?;
-        }
-    }
     Ok(v)
 }
 
 fn unmap(import: &OwnedImport<ProbeImporter>) {
     let guard = import.attachment().lock();
-    if let Some(m) = import.data().mapping.lock().take() {
-        guard.view().unmap(m);
-    }
+    import.data().mapping.unmap(guard.view());
 }
 
 fn pattern(len: usize, seed: u8) -> Result<KVec<u8>> {
@@ -96,18 +98,13 @@ fn setup(t: &Test, size: usize, chunks: &[u32], dynamic: bool) -> Option<ARef<Dm
 
 /// The importing device of a case (one per case: KUnit names a driver after it).
 fn device(t: &Test) -> Option<&Device> {
-    let dev = match t.device(kernel::c_str!("dmabuf_exporter_rs_test")) {
-        Ok(dev) => dev,
+    match case_device(t, kernel::c_str!("dmabuf_exporter_rs_test")) {
+        Ok(dev) => Some(dev),
         Err(e) => {
-            t.fail(format_args!("kunit_device_register failed: {e:?}"));
-            return None;
+            t.fail(format_args!("no DMA-capable KUnit device: {e:?}"));
+            None
         }
-    };
-    if let Err(e) = dev.dma_coerce_mask_and_coherent(64) {
-        t.fail(format_args!("cannot set the DMA mask: {e:?}"));
-        return None;
     }
-    Some(dev)
 }
 
 fn import(t: &Test, dev: &Device, dmabuf: &ARef<DmaBuf>) -> Option<OwnedImport<ProbeImporter>> {
@@ -216,7 +213,7 @@ fn migrate_remaps(t: &Test) {
     for round in 1..=3u32 {
         kunit_expect!(t, exporter::migrate(&buf, 10, false).is_ok());
         kunit_expect_eq!(t, imp.data().notified.load(Ordering::Relaxed), round);
-        kunit_expect!(t, imp.data().mapping.lock().is_none());
+        kunit_expect!(t, imp.data().mapping.is_empty());
         let Ok(after) = map(&imp) else {
             return t.fail(format_args!("re-map failed"));
         };
@@ -354,7 +351,11 @@ fn refcounts(t: &Test) {
 /// `size` bytes, as a file descriptor, or a negative errno.
 #[no_mangle]
 extern "C" fn dmabuf_exp_kunit_create_fd(size: usize) -> i32 {
-    match exporter::create(size, &[], true).and_then(|b| b.new_fd()) {
+    #[cfg(not(umem_v7))]
+    let fd = exporter::create(size, &[], true).and_then(|b| b.new_fd());
+    #[cfg(umem_v7)]
+    let fd = exporter::create(size, &[], true).and_then(|b| b.install_fd(|_| Ok(())));
+    match fd {
         Ok(fd) => fd,
         Err(e) => e.to_errno(),
     }
@@ -369,7 +370,8 @@ extern "C" fn dmabuf_exp_kunit_migrate_fd(fd: i32, delay_ms: u32) -> i32 {
     }
 }
 
-kunit_suite!(
+#[cfg(not(umem_v7))]
+kernel::kunit_suite!(
     "dmabuf_exporter_rs",
     [
         create_layouts,
@@ -381,3 +383,45 @@ kunit_suite!(
         refcounts,
     ]
 );
+
+/// The cases, each run on the KUnit case of its own name.
+#[cfg(umem_v7)]
+#[kunit_tests(dmabuf_exporter_rs)]
+mod suite {
+    use kernel::kunit::Test;
+
+    #[test]
+    fn create_layouts() {
+        Test::with_current(super::create_layouts);
+    }
+
+    #[test]
+    fn create_rejects() {
+        Test::with_current(super::create_rejects);
+    }
+
+    #[test]
+    fn migrate_remaps() {
+        Test::with_current(super::migrate_remaps);
+    }
+
+    #[test]
+    fn migrate_refusals() {
+        Test::with_current(super::migrate_refusals);
+    }
+
+    #[test]
+    fn two_attachments_same_pages() {
+        Test::with_current(super::two_attachments_same_pages);
+    }
+
+    #[test]
+    fn fence_orders_copy() {
+        Test::with_current(super::fence_orders_copy);
+    }
+
+    #[test]
+    fn refcounts() {
+        Test::with_current(super::refcounts);
+    }
+}

@@ -7,3 +7,4 @@
 pub(crate) mod miscdev;
 pub(crate) mod page;
 pub(crate) mod workqueue;
+pub(crate) mod probe;

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the sample's KUnit cases need to play an importer that keeps one
+//! mapping between calls, as an RDMA driver does: a slot for it in the
+//! importer's private data, and a device of the case's own.
+//!
+//! Since 7.x a [`Mapping`] borrows its attachment and cannot be stored in
+//! the attachment's private data; the slot keeps its raw parts, which only
+//! the functions here turn back into a mapping, of the same attachment.
+
+use kernel::device::Device;
+#[cfg(umem_v7)]
+use kernel::dma_buf::MappingParts;
+use kernel::dma_buf::{LockedAttachment, Mapping};
+use kernel::kunit::Test;
+use kernel::prelude::*;
+use kernel::sync::{new_mutex, Mutex};
+
+/// The mapping an importer keeps for its one attachment.
+///
+/// # Invariants
+///
+/// A stored value is a mapping of the attachment whose private data holds
+/// this slot (each importer attachment has its own).
+#[pin_data]
+pub(crate) struct MappingSlot {
+    #[cfg(umem_v7)]
+    #[pin]
+    parts: Mutex<Option<MappingParts>>,
+    #[cfg(not(umem_v7))]
+    #[pin]
+    parts: Mutex<Option<Mapping>>,
+}
+
+impl MappingSlot {
+    /// An empty slot.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            parts <- new_mutex!(None),
+        })
+    }
+
+    /// Whether a mapping is kept.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.parts.lock().is_none()
+    }
+
+    /// Maps `attach` unless a mapping is kept already, then returns the
+    /// `(address, length)` of each DMA entry of the kept mapping.
+    ///
+    /// `attach` must be the attachment whose private data holds this slot.
+    pub(crate) fn map_entries(&self, attach: LockedAttachment<'_>) -> Result<KVec<(u64, u32)>> {
+        let mut slot = self.parts.lock();
+        let mapping = match slot.take() {
+            // SAFETY: a mapping of this slot's attachment (type invariant),
+            // which `attach` is (the caller's contract), taken back once.
+            #[cfg(umem_v7)]
+            Some(parts) => unsafe { Mapping::from_raw_parts(attach.attachment(), parts) },
+            #[cfg(not(umem_v7))]
+            Some(mapping) => mapping,
+            None => attach.map()?,
+        };
+        let mut v = KVec::new();
+        let r = entries(&mapping, &mut v);
+        // INVARIANT: a mapping of this slot's attachment.
+        #[cfg(umem_v7)]
+        {
+            *slot = Some(mapping.into_raw_parts());
+        }
+        #[cfg(not(umem_v7))]
+        {
+            *slot = Some(mapping);
+        }
+        r.map(|()| v)
+    }
+
+    /// Unmaps the kept mapping, if any, through `attach` (this slot's
+    /// attachment, locked).
+    pub(crate) fn unmap(&self, attach: LockedAttachment<'_>) {
+        if let Some(parts) = self.parts.lock().take() {
+            // SAFETY: as in `map_entries`.
+            #[cfg(umem_v7)]
+            let mapping = unsafe { Mapping::from_raw_parts(attach.attachment(), parts) };
+            #[cfg(not(umem_v7))]
+            let mapping = parts;
+            attach.unmap(mapping);
+        }
+    }
+}
+
+#[cfg(umem_v7)]
+fn entries(mapping: &Mapping<'_>, v: &mut KVec<(u64, u32)>) -> Result {
+    for sg in mapping.table().iter() {
+        v.push((sg.dma_address(), u32::try_from(sg.dma_len())?), GFP_KERNEL)?;
+    }
+    Ok(())
+}
+
+#[cfg(not(umem_v7))]
+fn entries(mapping: &Mapping, v: &mut KVec<(u64, u32)>) -> Result {
+    for sg in mapping.table().dma_entries() {
+        v.push((sg.dma_address(), sg.dma_len()), GFP_KERNEL)?;
+    }
+    Ok(())
+}
+
+/// A device of the running case that can address 64 bits of DMA (KUnit
+/// releases it when the case ends).
+pub(crate) fn case_device<'a>(t: &'a Test, name: &'static CStr) -> Result<&'a Device> {
+    #[cfg(umem_v7)]
+    let dev = t.dma_device(name, kernel::dma::DmaMask::new::<64>())?;
+    #[cfg(not(umem_v7))]
+    let dev = {
+        let dev = t.device(name)?;
+        dev.dma_coerce_mask_and_coherent(64)?;
+        dev
+    };
+    Ok(dev)
+}
