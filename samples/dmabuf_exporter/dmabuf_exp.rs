@@ -18,12 +18,23 @@ mod uapi;
 
 use kernel::prelude::*;
 
+#[cfg(not(umem_v7))]
 module! {
     type: DmabufExporterRs,
     name: "dmabuf_exporter_rs",
     author: "umem-dmabuf-rs developers",
     description: "Movable dma-buf exporter (sample and test fixture)",
     license: "GPL",
+}
+
+#[cfg(umem_v7)]
+module! {
+    type: DmabufExporterRs,
+    name: "dmabuf_exporter_rs",
+    authors: ["umem-dmabuf-rs developers"],
+    description: "Movable dma-buf exporter (sample and test fixture)",
+    license: "GPL",
+    imports_ns: ["DMA_BUF"],
 }
 
 struct DmabufExporterRs {

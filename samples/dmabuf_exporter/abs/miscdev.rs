@@ -8,6 +8,17 @@ use core::marker::PhantomData;
 use kernel::bindings;
 use kernel::prelude::*;
 use kernel::types::Opaque;
+#[cfg(not(umem_v7))]
+use kernel::init::pin_init_from_closure;
+#[cfg(umem_v7)]
+use pin_init::pin_init_from_closure;
+/// The byte-conversion traits of UAPI structures (in `kernel::transmute`
+/// since 6.13).
+#[cfg(umem_v7)]
+pub(crate) use kernel::transmute::{AsBytes, FromBytes};
+/// The byte-conversion traits of UAPI structures.
+#[cfg(not(umem_v7))]
+pub(crate) use kernel::types::{AsBytes, FromBytes};
 
 /// The ioctls of a misc device.
 pub(crate) trait Ioctl: 'static {
@@ -67,7 +78,7 @@ impl<T: Ioctl> MiscDevice<T> {
         // data that needs no drop, so giving up on it is fine. `fops` outlives
         // the registration (type invariant, upheld by `drop`).
         let misc = unsafe {
-            kernel::init::pin_init_from_closure(move |slot: *mut Opaque<bindings::miscdevice>| {
+            pin_init_from_closure(move |slot: *mut Opaque<bindings::miscdevice>| {
                 let slot = Opaque::raw_get(slot);
                 slot.write(misc);
                 kernel::error::to_result(bindings::misc_register(slot))
@@ -122,9 +133,9 @@ macro_rules! uapi_pod {
             // SAFETY: the type is a `repr(C)` structure of integers with no padding
             // (its definition says so and asserts its size): every bit pattern is
             // valid and every byte is initialised.
-            unsafe impl kernel::types::FromBytes for $t {}
+            unsafe impl $crate::abs::miscdev::FromBytes for $t {}
             // SAFETY: as above.
-            unsafe impl kernel::types::AsBytes for $t {}
+            unsafe impl $crate::abs::miscdev::AsBytes for $t {}
         )*
     };
 }
