@@ -10,6 +10,8 @@
 //! held" takes a [`UmemLocked`] (or a [`LockedAttachment`]), which can only be
 //! made from the umem's own lock.
 
+#![forbid(unsafe_code)]
+
 use crate::abs::device::IbDevice;
 #[cfg(not(umem_v7))]
 use crate::abs::shim;

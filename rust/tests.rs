@@ -2,6 +2,8 @@
 
 //! KUnit suite `umem_dmabuf_rs_abs`: tests of the abstraction layer.
 
+#![forbid(unsafe_code)]
+
 use kernel::dma_buf::dma_resv::OwnedResv;
 use kernel::kunit::Test;
 use kernel::prelude::*;

@@ -16,6 +16,7 @@ mod exporter;
 mod tests;
 mod uapi;
 
+use kernel::dma_buf::DmaBuf;
 use kernel::prelude::*;
 
 #[cfg(not(umem_v7))]
@@ -45,5 +46,28 @@ impl kernel::Module for DmabufExporterRs {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let dev = abs::miscdev::MiscDevice::register(module, kernel::c_str!("dmabuf_exporter_rs"))?;
         Ok(DmabufExporterRs { _dev: dev })
+    }
+}
+
+/// For the C case `importers_follow_migration`: a new dynamic buffer of
+/// `size` bytes, as a file descriptor, or a negative errno.
+#[no_mangle]
+extern "C" fn dmabuf_exp_kunit_create_fd(size: usize) -> i32 {
+    #[cfg(not(umem_v7))]
+    let fd = exporter::create(size, &[], true).and_then(|b| b.new_fd());
+    #[cfg(umem_v7)]
+    let fd = exporter::create(size, &[], true).and_then(|b| b.install_fd(|_| Ok(())));
+    match fd {
+        Ok(fd) => fd,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// For the C case: migrates the buffer of `fd`; 0 or a negative errno.
+#[no_mangle]
+extern "C" fn dmabuf_exp_kunit_migrate_fd(fd: i32, delay_ms: u32) -> i32 {
+    match DmaBuf::from_fd(fd).and_then(|b| exporter::migrate(&b, delay_ms, false)) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
     }
 }

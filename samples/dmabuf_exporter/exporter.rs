@@ -10,6 +10,8 @@
 //! contents and then signals the fence, so importers that re-map must wait
 //! for it. A pinned buffer refuses to migrate.
 
+#![forbid(unsafe_code)]
+
 use crate::abs::page::{ChunkSet, PageTable, MAX_CHUNK_ORDER};
 use crate::abs::workqueue::{msleep, OwnedQueue};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};

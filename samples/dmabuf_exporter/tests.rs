@@ -3,6 +3,8 @@
 //! KUnit suite `dmabuf_exporter_rs`: the exporter on its own. The C suite
 //! `dmabuf_exporter_rs_ib` (`exp_kunit.c`) runs it with ib_core's importer.
 
+#![forbid(unsafe_code)]
+
 use crate::abs::probe::{case_device, MappingSlot};
 use crate::abs::workqueue::msleep;
 use crate::exporter::{self, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
@@ -345,29 +347,6 @@ fn refcounts(t: &Test) {
         msleep(5);
     }
     kunit_expect_eq!(t, exporter::live_buffers(), base);
-}
-
-/// For the C case `importers_follow_migration`: a new dynamic buffer of
-/// `size` bytes, as a file descriptor, or a negative errno.
-#[no_mangle]
-extern "C" fn dmabuf_exp_kunit_create_fd(size: usize) -> i32 {
-    #[cfg(not(umem_v7))]
-    let fd = exporter::create(size, &[], true).and_then(|b| b.new_fd());
-    #[cfg(umem_v7)]
-    let fd = exporter::create(size, &[], true).and_then(|b| b.install_fd(|_| Ok(())));
-    match fd {
-        Ok(fd) => fd,
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// For the C case: migrates the buffer of `fd`; 0 or a negative errno.
-#[no_mangle]
-extern "C" fn dmabuf_exp_kunit_migrate_fd(fd: i32, delay_ms: u32) -> i32 {
-    match DmaBuf::from_fd(fd).and_then(|b| exporter::migrate(&b, delay_ms, false)) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
 }
 
 #[cfg(not(umem_v7))]

@@ -3,9 +3,10 @@
 //! The ioctls of `/dev/dmabuf_exporter_rs`, as defined by
 //! `include/uapi/dmabuf_exporter_rs.h` (the structures below mirror it).
 
+#![forbid(unsafe_code)]
+
 use crate::abs::miscdev::Ioctl;
 use crate::exporter;
-use crate::uapi_pod;
 use core::mem::size_of;
 use kernel::dma_buf::DmaBuf;
 use kernel::ioctl::{_IOW, _IOWR};
@@ -21,7 +22,7 @@ const MAGIC: u32 = 0xDE;
 /// `struct dmabuf_exp_create`
 #[repr(C)]
 #[derive(Default)]
-struct Create {
+pub(crate) struct Create {
     version: u32,
     flags: u32,
     size: u64,
@@ -33,7 +34,7 @@ struct Create {
 /// `struct dmabuf_exp_migrate`
 #[repr(C)]
 #[derive(Default)]
-struct Migrate {
+pub(crate) struct Migrate {
     version: u32,
     fd: i32,
     delay_ms: u32,
@@ -43,7 +44,7 @@ struct Migrate {
 /// `struct dmabuf_exp_stats`
 #[repr(C)]
 #[derive(Default)]
-struct Stats {
+pub(crate) struct Stats {
     version: u32,
     fd: i32,
     attachments: u64,
@@ -57,7 +58,7 @@ struct Stats {
 /// `struct dmabuf_exp_inject`
 #[repr(C)]
 #[derive(Default)]
-struct Inject {
+pub(crate) struct Inject {
     version: u32,
     fd: i32,
     pin_errno: u32,
@@ -69,7 +70,8 @@ const _: () = assert!(size_of::<Create>() == 32);
 const _: () = assert!(size_of::<Migrate>() == 16);
 const _: () = assert!(size_of::<Stats>() == 56);
 const _: () = assert!(size_of::<Inject>() == 16);
-uapi_pod!(Create, Migrate, Stats, Inject);
+// `FromBytes`/`AsBytes` for them: abs/miscdev.rs, the one place that may
+// assert such things.
 
 const IOC_CREATE: u32 = _IOWR::<Create>(MAGIC, 1);
 const IOC_MIGRATE: u32 = _IOW::<Migrate>(MAGIC, 2);

@@ -139,3 +139,10 @@ macro_rules! uapi_pod {
         )*
     };
 }
+
+uapi_pod!(
+    crate::uapi::Create,
+    crate::uapi::Migrate,
+    crate::uapi::Stats,
+    crate::uapi::Inject,
+);
