@@ -11,6 +11,23 @@
 #include <linux/dma-buf.h>
 #include <linux/module.h>
 #include <linux/version.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_verbs.h>
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+/* An ib_device of @size bytes, never registered (the KUnit fixtures'). */
+#define umem_ib_alloc_device(size) _ib_alloc_device(size, &init_net)
+#else
+#define umem_ib_alloc_device(size) _ib_alloc_device(size)
+#endif
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+/* The arguments of a KUnit parameter generator (7.x passes the test too). */
+#define UMEM_GEN_PARAMS_ARGS(prev, desc) \
+	struct kunit *test, const void *prev, char *desc
+#else
+#define UMEM_GEN_PARAMS_ARGS(prev, desc) const void *prev, char *desc
+#endif
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 1, 0)
 /* The importer callback that a move (or revocation) calls; optional. */

@@ -14,6 +14,7 @@ extern "C" {
     fn umem_shim_init();
     fn umem_shim_exit();
     fn umem_shim_is_registered() -> bool;
+    #[cfg(not(umem_v7))]
     fn umem_shim_warn_pinned_move(device: *mut kernel::bindings::ib_device);
 }
 

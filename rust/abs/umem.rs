@@ -156,6 +156,7 @@ impl UmemDmabuf {
     }
 
     /// The RDMA device the umem was created for.
+    #[cfg(not(umem_v7))]
     pub(crate) fn ib_device(&self) -> &IbDevice {
         // SAFETY: fixed after creation; the device outlives its umems.
         unsafe { IbDevice::from_raw((*self.raw()).umem.ibdev) }

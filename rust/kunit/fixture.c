@@ -49,7 +49,7 @@ int umem_test_init(struct kunit *test)
 	ctx->dev = kunit_device_register(test, "umem_dmabuf_rs_test");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(ctx->dev));
 	KUNIT_ASSERT_EQ(test, dma_coerce_mask_and_coherent(ctx->dev, DMA_BIT_MASK(64)), 0);
-	ctx->ibdev = _ib_alloc_device(sizeof(struct ib_device));
+	ctx->ibdev = umem_ib_alloc_device(sizeof(struct ib_device));
 	KUNIT_ASSERT_NOT_NULL(test, ctx->ibdev);
 	ctx->ibdev->dma_device = ctx->dev;
 	ctx->impl = test->param_value ?

@@ -38,6 +38,15 @@ module! {
     imports_ns: ["DMA_BUF"],
 }
 
+/// This module, for what it exports (the buffers hold it).
+pub(crate) fn this_module() -> &'static ThisModule {
+    #[cfg(not(umem_v7))]
+    let module = &THIS_MODULE;
+    #[cfg(umem_v7)]
+    let module = &<DmabufExporterRs as kernel::ModuleMetadata>::THIS_MODULE;
+    module
+}
+
 struct DmabufExporterRs {
     _dev: Pin<KBox<abs::miscdev::MiscDevice<uapi::ExporterIoctl>>>,
 }

@@ -53,7 +53,7 @@ static void importers_follow_migration(struct kunit *test)
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR(dev));
 	KUNIT_ASSERT_EQ(test, dma_coerce_mask_and_coherent(dev, DMA_BIT_MASK(64)), 0);
-	ibdev = _ib_alloc_device(sizeof(*ibdev));
+	ibdev = umem_ib_alloc_device(sizeof(*ibdev));
 	KUNIT_ASSERT_NOT_NULL(test, ibdev);
 	ibdev->dma_device = dev;
 	importer_notified = 0;

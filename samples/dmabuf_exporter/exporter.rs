@@ -75,8 +75,24 @@ pub(crate) fn live_buffers() -> u64 {
     LIVE.load(Ordering::Relaxed)
 }
 
+/// One buffer in [`LIVE`], for as long as it exists.
+struct Live;
+
+impl Live {
+    fn new() -> Self {
+        LIVE.fetch_add(1, Ordering::Relaxed);
+        Live
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// The private data of an exported buffer.
-#[pin_data(PinnedDrop)]
+#[pin_data]
 pub(crate) struct Buffer {
     size: usize,
     orders: KVec<u32>,
@@ -91,14 +107,9 @@ pub(crate) struct Buffer {
     fail_map: AtomicU32,
     /// Runs the copies of migrations; drained before the buffer is freed.
     copies: OwnedQueue,
+    _live: Live,
 }
 
-#[pinned_drop]
-impl PinnedDrop for Buffer {
-    fn drop(self: Pin<&mut Self>) {
-        LIVE.fetch_sub(1, Ordering::Relaxed);
-    }
-}
 
 /// A buffer as seen by the dma-buf core: `D` says whether it is dynamic.
 #[pin_data]
@@ -227,14 +238,14 @@ pub(crate) fn create(size: usize, chunk_pages: &[u32], dynamic: bool) -> Result<
         fail_pin: AtomicU32::new(0),
         fail_map: AtomicU32::new(0),
         copies: OwnedQueue::new(NAME)?,
+        _live: Live::new(),
     });
-    LIVE.fetch_add(1, Ordering::Relaxed);
     if dynamic {
         let exp = Arc::pin_init(try_pin_init!(DynamicExp { buf <- buf }), GFP_KERNEL)?;
-        export::export(&crate::THIS_MODULE, NAME, exp, size)
+        export::export(crate::this_module(), NAME, exp, size)
     } else {
         let exp = Arc::pin_init(try_pin_init!(StaticExp { buf <- buf }), GFP_KERNEL)?;
-        export::export(&crate::THIS_MODULE, NAME, exp, size)
+        export::export(crate::this_module(), NAME, exp, size)
     }
 }
 

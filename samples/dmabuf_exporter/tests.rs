@@ -5,7 +5,8 @@
 
 #![forbid(unsafe_code)]
 
-use crate::abs::probe::{case_device, MappingSlot};
+use crate::abs::page::max_seg_size;
+use crate::abs::probe::{case_device, MappingSlot, Stamp};
 use crate::abs::workqueue::msleep;
 use crate::exporter::{self, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -147,7 +148,7 @@ fn create_layouts(t: &Test) {
             let total: usize = entries.iter().map(|&(_, len)| len as usize).sum();
             kunit_expect_eq!(t, total, size);
             // Each chunk is mapped as pieces of at most the device's segment size.
-            let seg = dev.dma_max_seg_size() as usize;
+            let seg = max_seg_size(imp.attachment());
             let pages: &[u32] = if chunks.is_empty() { &[1; 8] } else { chunks };
             let mut want = KVec::new();
             for &n in pages {
@@ -288,14 +289,14 @@ fn fence_orders_copy(t: &Test) {
     };
     let Ok(data) = pattern(size, 3) else { return };
     kunit_expect!(t, exporter::write(&buf, 0, &data).is_ok());
-    let start = kernel::time::Ktime::ktime_get();
+    let start = Stamp::now();
     kunit_expect!(t, exporter::migrate(&buf, 200, false).is_ok());
     // A reader waits for the copy fence, then sees the old contents.
     let Ok(mut back) = KVec::from_elem(0u8, size, GFP_KERNEL) else {
         return;
     };
     kunit_expect!(t, exporter::read(&buf, 0, &mut back).is_ok());
-    let waited = (kernel::time::Ktime::ktime_get() - start).to_ms();
+    let waited = start.elapsed_ms();
     kunit_expect!(t, waited >= 150);
     kunit_expect!(t, back[..] == data[..]);
 }

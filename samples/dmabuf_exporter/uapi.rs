@@ -5,13 +5,12 @@
 
 #![forbid(unsafe_code)]
 
-use crate::abs::miscdev::Ioctl;
+use crate::abs::miscdev::{user_slice, Ioctl};
 use crate::exporter;
 use core::mem::size_of;
 use kernel::dma_buf::DmaBuf;
 use kernel::ioctl::{_IOW, _IOWR};
 use kernel::prelude::*;
-use kernel::uaccess::UserSlice;
 
 const VERSION: u32 = 1;
 const F_DYNAMIC: u32 = 1 << 0;
@@ -94,7 +93,7 @@ impl Ioctl for ExporterIoctl {
 }
 
 fn create(arg: usize) -> Result<i32> {
-    let (mut reader, mut writer) = UserSlice::new(arg, size_of::<Create>()).reader_writer();
+    let (mut reader, mut writer) = user_slice(arg, size_of::<Create>()).reader_writer();
     let mut req: Create = reader.read()?;
     if req.version != VERSION || req.flags & !F_ALL != 0 {
         return Err(EINVAL);
@@ -106,7 +105,7 @@ fn create(arg: usize) -> Result<i32> {
     }
     let mut chunks = KVec::with_capacity(n, GFP_KERNEL)?;
     let ptr = usize::try_from(req.chunks).map_err(|_| EFAULT)?;
-    let mut list = UserSlice::new(ptr, n * size_of::<u32>()).reader();
+    let mut list = user_slice(ptr, n * size_of::<u32>()).reader();
     for _ in 0..n {
         chunks.push(list.read::<u32>()?, GFP_KERNEL)?;
     }
@@ -131,7 +130,7 @@ fn create(arg: usize) -> Result<i32> {
 }
 
 fn migrate(arg: usize) -> Result<i32> {
-    let req: Migrate = UserSlice::new(arg, size_of::<Migrate>()).reader().read()?;
+    let req: Migrate = user_slice(arg, size_of::<Migrate>()).reader().read()?;
     if req.version != VERSION || req.flags & !MIGRATE_F_FAIL_MAPS != 0 {
         return Err(EINVAL);
     }
@@ -141,7 +140,7 @@ fn migrate(arg: usize) -> Result<i32> {
 }
 
 fn inject(arg: usize) -> Result<i32> {
-    let req: Inject = UserSlice::new(arg, size_of::<Inject>()).reader().read()?;
+    let req: Inject = user_slice(arg, size_of::<Inject>()).reader().read()?;
     if req.version != VERSION {
         return Err(EINVAL);
     }
@@ -151,7 +150,7 @@ fn inject(arg: usize) -> Result<i32> {
 }
 
 fn stats(arg: usize) -> Result<i32> {
-    let (mut reader, mut writer) = UserSlice::new(arg, size_of::<Stats>()).reader_writer();
+    let (mut reader, mut writer) = user_slice(arg, size_of::<Stats>()).reader_writer();
     let req: Stats = reader.read()?;
     if req.version != VERSION {
         return Err(EINVAL);

@@ -8,6 +8,7 @@ use core::marker::PhantomData;
 use kernel::bindings;
 use kernel::prelude::*;
 use kernel::types::Opaque;
+use kernel::uaccess::UserSlice;
 #[cfg(not(umem_v7))]
 use kernel::init::pin_init_from_closure;
 #[cfg(umem_v7)]
@@ -79,7 +80,10 @@ impl<T: Ioctl> MiscDevice<T> {
         // the registration (type invariant, upheld by `drop`).
         let misc = unsafe {
             pin_init_from_closure(move |slot: *mut Opaque<bindings::miscdevice>| {
+                #[cfg(not(umem_v7))]
                 let slot = Opaque::raw_get(slot);
+                #[cfg(umem_v7)]
+                let slot = Opaque::cast_into(slot);
                 slot.write(misc);
                 kernel::error::to_result(bindings::misc_register(slot))
             })
@@ -120,6 +124,15 @@ impl<T: Ioctl> PinnedDrop for MiscDevice<T> {
         // pin the module, so their ioctls finish before the module (and this
         // value) goes away.
     }
+}
+
+/// The `len` bytes of the calling process at address `addr`.
+pub(crate) fn user_slice(addr: usize, len: usize) -> UserSlice {
+    #[cfg(not(umem_v7))]
+    let slice = UserSlice::new(addr, len);
+    #[cfg(umem_v7)]
+    let slice = UserSlice::new(kernel::uaccess::UserPtr::from_addr(addr), len);
+    slice
 }
 
 /// Implements `FromBytes` and `AsBytes` for UAPI structures.

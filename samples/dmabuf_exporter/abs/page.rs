@@ -295,14 +295,12 @@ impl Drop for RawTable {
     }
 }
 
-/// `dma_get_max_seg_size()` of a device: its DMA parameters' limit, or 64 KiB
-/// without any.
-///
-/// # Safety
-///
-/// `dev` is a live device.
-unsafe fn max_seg_size(dev: *mut bindings::device) -> usize {
-    // SAFETY: `dev` is live (the caller's contract); `dma_parms` is set up by its
+/// `dma_get_max_seg_size()` of the device of `attach`: its DMA parameters'
+/// limit, or 64 KiB without any.
+pub(crate) fn max_seg_size(attach: &Attachment) -> usize {
+    // SAFETY: the attachment is live and holds its device.
+    let dev = unsafe { (*attach.as_raw()).dev };
+    // SAFETY: `dev` is live (above); `dma_parms` is set up by its
     // bus or driver before it maps anything and not changed while it is used.
     let parms = unsafe { (*dev).dma_parms };
     if parms.is_null() {
@@ -363,8 +361,7 @@ impl PageTable {
         // SAFETY: the attachment is live and holds its device.
         let raw_dev = unsafe { (*attach.as_raw()).dev };
         // Whole pages, at most the device's segment size (at least one page).
-        // SAFETY: `raw_dev` is live (above).
-        let seg = core::cmp::max(unsafe { max_seg_size(raw_dev) } & !(PAGE_SIZE - 1), PAGE_SIZE);
+        let seg = core::cmp::max(max_seg_size(attach) & !(PAGE_SIZE - 1), PAGE_SIZE);
         let n: usize = pages.chunks().iter().map(|c| c.len().div_ceil(seg)).sum();
         let table = RawTable::new(u32::try_from(n).map_err(|_| EINVAL)?)?;
         let sgt = table.as_raw();

@@ -117,3 +117,29 @@ pub(crate) fn case_device<'a>(t: &'a Test, name: &'static CStr) -> Result<&'a De
     };
     Ok(dev)
 }
+
+/// A point in time of the monotonic clock.
+pub(crate) struct Stamp(
+    #[cfg(not(umem_v7))] kernel::time::Ktime,
+    #[cfg(umem_v7)] kernel::time::Instant<kernel::time::Monotonic>,
+);
+
+impl Stamp {
+    /// Now.
+    pub(crate) fn now() -> Self {
+        #[cfg(not(umem_v7))]
+        let now = kernel::time::Ktime::ktime_get();
+        #[cfg(umem_v7)]
+        let now = kernel::time::Instant::now();
+        Self(now)
+    }
+
+    /// Milliseconds since the stamp.
+    pub(crate) fn elapsed_ms(&self) -> i64 {
+        #[cfg(not(umem_v7))]
+        let ms = (kernel::time::Ktime::ktime_get() - self.0).to_ms();
+        #[cfg(umem_v7)]
+        let ms = self.0.elapsed().as_millis();
+        ms
+    }
+}

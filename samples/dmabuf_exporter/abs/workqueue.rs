@@ -30,10 +30,15 @@ unsafe impl Sync for OwnedQueue {}
 impl OwnedQueue {
     /// Allocates an unbound queue named `name`.
     pub(crate) fn new(name: &'static kernel::str::CStr) -> Result<Self> {
-        // SAFETY: `name` is a NUL-terminated string used as the format, with no
-        // conversion specifiers expected by the caller's constant names.
+        #[cfg(not(umem_v7))]
+        let alloc = bindings::alloc_workqueue;
+        // The function behind the C macro `alloc_workqueue()` since 6.16.
+        #[cfg(umem_v7)]
+        let alloc = bindings::alloc_workqueue_noprof;
+        // SAFETY: the format "%s" consumes the one NUL-terminated string passed,
+        // `name`.
         let wq = unsafe {
-            bindings::alloc_workqueue(
+            alloc(
                 kernel::c_str!("%s").as_char_ptr(),
                 bindings::wq_flags_WQ_UNBOUND,
                 0,
