@@ -32,6 +32,8 @@
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 1, 0)
 /* The importer callback that a move (or revocation) calls; optional. */
 #define UMEM_OPTIONAL_INVALIDATE 1
+/* A dynamic importer's attachment to a static exporter maps at map time. */
+#define UMEM_ATTACH_MAPS_STATIC 0
 /* What ib_umem_dmabuf_get() returns for ops without the callback: a umem. */
 #define UMEM_NO_INVALIDATE_ERR 0
 #define UMEM_INVALIDATE invalidate_mappings
@@ -39,6 +41,8 @@
 #define UMEM_IMPORT_NS_DMA_BUF() MODULE_IMPORT_NS("DMA_BUF")
 #else
 #define UMEM_OPTIONAL_INVALIDATE 0
+/* ... and maps the buffer at attach time, once (dma_buf_attach caches it). */
+#define UMEM_ATTACH_MAPS_STATIC 1
 #define UMEM_NO_INVALIDATE_ERR (-EINVAL)
 #define UMEM_INVALIDATE move_notify
 #define umem_dma_buf_invalidate(dmabuf) dma_buf_move_notify(dmabuf)

@@ -51,9 +51,12 @@ say "host checks"
 # Built with the test kernel (kernel/test.config): a driver that no longer
 # compiles against the patched ib_core stops the kernel build; this also
 # catches one that silently stopped being built.
+# 7.x adds ionic (AMD Pensando) to the drivers with dma-buf MRs.
+hw_drivers=(mlx5/mlx5_ib efa/efa bnxt_re/bnxt_re irdma/irdma mana/mana_ib)
+[ "$UMEM_KVER" = 6.12 ] || hw_drivers+=(ionic/ionic_rdma)
 hw_drivers_built() {
 	local ko rc=0
-	for ko in mlx5/mlx5_ib efa/efa bnxt_re/bnxt_re irdma/irdma mana/mana_ib; do
+	for ko in "${hw_drivers[@]}"; do
 		if [ ! -f "$KOUT/drivers/infiniband/hw/$ko.ko" ]; then
 			echo "    missing: drivers/infiniband/hw/$ko.ko" >&2
 			rc=1
@@ -61,7 +64,7 @@ hw_drivers_built() {
 	done
 	return $rc
 }
-record "hardware RDMA drivers with dma-buf MRs built (mlx5_ib efa bnxt_re irdma mana_ib)" hw_drivers_built
+record "hardware RDMA drivers with dma-buf MRs built (${hw_drivers[*]##*/})" hw_drivers_built
 record "rustfmt" "$ROOT/scripts/lint.sh" rustfmt
 record "no unsafe in the importer, exporter and test logic" "$ROOT/scripts/lint.sh" no-unsafe
 # From clean, so that warnings of files built earlier are seen again.
