@@ -44,6 +44,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -382,6 +383,18 @@ static int fault_try(const struct fault_kind *kd, unsigned int k, int refs, int 
  * registration) pin and map at registration; a dynamic MR maps at its first
  * access (the e2e test covers that), so it registers.
  */
+/*
+ * Whether the running kernel maps a static exporter's buffer when a dynamic
+ * importer attaches (dma_buf_dynamic_attach() cached that mapping up to
+ * 6.x; 7.x maps at map time), so that a failing map fails registration.
+ */
+static int static_map_at_attach(void)
+{
+	struct utsname u;
+
+	return uname(&u) || atoi(u.release) < 7;
+}
+
 static void exporter_failure_cases(int refs)
 {
 	static const struct {
@@ -391,6 +404,7 @@ static void exporter_failure_cases(int refs)
 		struct fault_kind kind;
 		int want;
 	} cases[] = {
+		/* The want of static_map is set below. */
 		{ "static_map", 0, ENOSPC, "0", { "exporter_static", 0, 0 }, ENOSPC },
 		{ "dynamic_map", 0, ENOSPC, "0",
 		  { "exporter_dynamic", 0, DMABUF_EXP_F_DYNAMIC }, 0 },
@@ -405,7 +419,7 @@ static void exporter_failure_cases(int refs)
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		unsigned char *map;
-		int fd, err, clean = 0;
+		int fd, err, want, clean = 0;
 		struct dmr mr;
 
 		fd = fault_buffer(&cases[i].kind, &map);
@@ -422,9 +436,10 @@ static void exporter_failure_cases(int refs)
 			fault_buffer_close(fd, map);
 		}
 		outcome("exporter_failure %s %d", cases[i].name, err);
-		result(err == cases[i].want && clean,
-		       "exporter_%s_failure_errno (%d, want %d)", cases[i].name, err,
-		       cases[i].want);
+		/* Otherwise the map fails at first access, as for dynamic_map. */
+		want = i == 0 && !static_map_at_attach() ? 0 : cases[i].want;
+		result(err == want && clean,
+		       "exporter_%s_failure_errno (%d, want %d)", cases[i].name, err, want);
 	}
 }
 
