@@ -24,9 +24,9 @@ use kernel::prelude::*;
 use kernel::scatterlist::WindowParts;
 #[cfg(umem_v7)]
 use kernel::sync::aref::ARef;
-use kernel::types::Opaque;
 #[cfg(not(umem_v7))]
 use kernel::types::ARef;
+use kernel::types::Opaque;
 
 /// A [`Mapping`] of the umem's attachment. Since 7.x a mapping borrows its
 /// attachment; 6.12's kernel crate had no lifetime on it.
@@ -385,10 +385,7 @@ impl<'a> UmemLocked<'a> {
     /// Refused (the mapping is given back) if a mapping is already installed,
     /// or if it is a mapping of another attachment.
     #[inline]
-    pub(crate) fn install_mapping(
-        &self,
-        mapping: UmemMapping<'a>,
-    ) -> Result<(), UmemMapping<'a>> {
+    pub(crate) fn install_mapping(&self, mapping: UmemMapping<'a>) -> Result<(), UmemMapping<'a>> {
         if self.is_mapped() {
             return Err(mapping);
         }

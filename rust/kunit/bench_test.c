@@ -80,7 +80,12 @@ struct bench_param {
 
 static struct bench_param bench_params[2 * ARRAY_SIZE(bench_sizes)];
 
-static const void *bench_gen_params(UMEM_GEN_PARAMS_ARGS(prev, desc))
+#ifdef UMEM_V7
+static const void *bench_gen_params(struct kunit *test, const void *prev,
+				    char *desc)
+#else
+static const void *bench_gen_params(const void *prev, char *desc)
+#endif
 {
 	const struct bench_param *p = prev ? (const struct bench_param *)prev + 1 :
 					     bench_params;

@@ -110,7 +110,6 @@ pub(crate) struct Buffer {
     _live: Live,
 }
 
-
 /// A buffer as seen by the dma-buf core: `D` says whether it is dynamic.
 #[pin_data]
 pub(crate) struct Exp<const D: bool> {

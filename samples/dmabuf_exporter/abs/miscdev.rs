@@ -6,20 +6,20 @@
 
 use core::marker::PhantomData;
 use kernel::bindings;
-use kernel::prelude::*;
-use kernel::types::Opaque;
-use kernel::uaccess::UserSlice;
 #[cfg(not(umem_v7))]
 use kernel::init::pin_init_from_closure;
-#[cfg(umem_v7)]
-use pin_init::pin_init_from_closure;
+use kernel::prelude::*;
 /// The byte-conversion traits of UAPI structures (in `kernel::transmute`
 /// since 6.13).
 #[cfg(umem_v7)]
 pub(crate) use kernel::transmute::{AsBytes, FromBytes};
+use kernel::types::Opaque;
 /// The byte-conversion traits of UAPI structures.
 #[cfg(not(umem_v7))]
 pub(crate) use kernel::types::{AsBytes, FromBytes};
+use kernel::uaccess::UserSlice;
+#[cfg(umem_v7)]
+use pin_init::pin_init_from_closure;
 
 /// The ioctls of a misc device.
 pub(crate) trait Ioctl: 'static {

@@ -6,5 +6,5 @@
 
 pub(crate) mod miscdev;
 pub(crate) mod page;
-pub(crate) mod workqueue;
 pub(crate) mod probe;
+pub(crate) mod workqueue;
