@@ -12,5 +12,7 @@
 int dmabuf_exp_kunit_create_fd(size_t size);
 /* Migrates the buffer of @fd: 0 or -errno. */
 int dmabuf_exp_kunit_migrate_fd(int fd, u32 delay_ms);
+/* Entry @i of the Rust side's UAPI layout (offsets and sizes), -1 past the end. */
+s64 dmabuf_exp_uapi_layout(u32 i);
 
 #endif /* DMABUF_EXPORTER_RS_H */

@@ -72,6 +72,16 @@ extern "C" fn dmabuf_exp_kunit_create_fd(size: usize) -> i32 {
     }
 }
 
+/// For the C case `uapi_layout_matches_c`: entry `i` of [`uapi::LAYOUT`],
+/// -1 past the last.
+#[no_mangle]
+extern "C" fn dmabuf_exp_uapi_layout(i: u32) -> i64 {
+    uapi::LAYOUT
+        .get(i as usize)
+        .and_then(|&v| i64::try_from(v).ok())
+        .unwrap_or(-1)
+}
+
 /// For the C case: migrates the buffer of `fd`; 0 or a negative errno.
 #[no_mangle]
 extern "C" fn dmabuf_exp_kunit_migrate_fd(fd: i32, delay_ms: u32) -> i32 {

@@ -16,6 +16,7 @@
 
 #include "umem_compat.h"
 #include "dmabuf_exporter_rs.h"
+#include "uapi/dmabuf_exporter_rs.h"
 
 UMEM_IMPORT_NS_DMA_BUF();
 
@@ -90,8 +91,53 @@ static void importers_follow_migration(struct kunit *test)
 	ib_dealloc_device(ibdev);
 }
 
+/*
+ * The UAPI structures are written twice, in include/uapi (for C and
+ * userspace) and in uapi.rs: every field offset and structure size must be
+ * the same, in the header's order.
+ */
+static const size_t uapi_layout[] = {
+	offsetof(struct dmabuf_exp_create, version),
+	offsetof(struct dmabuf_exp_create, flags),
+	offsetof(struct dmabuf_exp_create, size),
+	offsetof(struct dmabuf_exp_create, chunks),
+	offsetof(struct dmabuf_exp_create, nchunks),
+	offsetof(struct dmabuf_exp_create, fd),
+	sizeof(struct dmabuf_exp_create),
+	offsetof(struct dmabuf_exp_migrate, version),
+	offsetof(struct dmabuf_exp_migrate, fd),
+	offsetof(struct dmabuf_exp_migrate, delay_ms),
+	offsetof(struct dmabuf_exp_migrate, flags),
+	sizeof(struct dmabuf_exp_migrate),
+	offsetof(struct dmabuf_exp_stats, version),
+	offsetof(struct dmabuf_exp_stats, fd),
+	offsetof(struct dmabuf_exp_stats, attachments),
+	offsetof(struct dmabuf_exp_stats, pins),
+	offsetof(struct dmabuf_exp_stats, mappings),
+	offsetof(struct dmabuf_exp_stats, maps),
+	offsetof(struct dmabuf_exp_stats, migrations),
+	offsetof(struct dmabuf_exp_stats, move_notifies),
+	sizeof(struct dmabuf_exp_stats),
+	offsetof(struct dmabuf_exp_inject, version),
+	offsetof(struct dmabuf_exp_inject, fd),
+	offsetof(struct dmabuf_exp_inject, pin_errno),
+	offsetof(struct dmabuf_exp_inject, map_errno),
+	sizeof(struct dmabuf_exp_inject),
+};
+
+static void uapi_layout_matches_c(struct kunit *test)
+{
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(uapi_layout); i++)
+		KUNIT_EXPECT_EQ_MSG(test, dmabuf_exp_uapi_layout(i), (s64)uapi_layout[i],
+				    "entry %u of the layout", i);
+	KUNIT_EXPECT_EQ(test, dmabuf_exp_uapi_layout(i), -1);
+}
+
 static struct kunit_case dmabuf_exp_ib_cases[] = {
 	KUNIT_CASE(importers_follow_migration),
+	KUNIT_CASE(uapi_layout_matches_c),
 	{}
 };
 

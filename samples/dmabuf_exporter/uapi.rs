@@ -7,7 +7,7 @@
 
 use crate::abs::miscdev::{user_slice, Ioctl};
 use crate::exporter;
-use core::mem::size_of;
+use core::mem::{offset_of, size_of};
 use kernel::dma_buf::DmaBuf;
 use kernel::ioctl::{_IOW, _IOWR};
 use kernel::prelude::*;
@@ -71,6 +71,38 @@ const _: () = assert!(size_of::<Stats>() == 56);
 const _: () = assert!(size_of::<Inject>() == 16);
 // `FromBytes`/`AsBytes` for them: abs/miscdev.rs, the one place that may
 // assert such things.
+
+/// The offset of every field and the size of every structure, in the order
+/// of `include/uapi/dmabuf_exporter_rs.h`: the C suite compares them with the
+/// header's (`uapi_layout_matches_c`), so neither copy can drift.
+pub(crate) const LAYOUT: [usize; 26] = [
+    offset_of!(Create, version),
+    offset_of!(Create, flags),
+    offset_of!(Create, size),
+    offset_of!(Create, chunks),
+    offset_of!(Create, nchunks),
+    offset_of!(Create, fd),
+    size_of::<Create>(),
+    offset_of!(Migrate, version),
+    offset_of!(Migrate, fd),
+    offset_of!(Migrate, delay_ms),
+    offset_of!(Migrate, flags),
+    size_of::<Migrate>(),
+    offset_of!(Stats, version),
+    offset_of!(Stats, fd),
+    offset_of!(Stats, attachments),
+    offset_of!(Stats, pins),
+    offset_of!(Stats, mappings),
+    offset_of!(Stats, maps),
+    offset_of!(Stats, migrations),
+    offset_of!(Stats, move_notifies),
+    size_of::<Stats>(),
+    offset_of!(Inject, version),
+    offset_of!(Inject, fd),
+    offset_of!(Inject, pin_errno),
+    offset_of!(Inject, map_errno),
+    size_of::<Inject>(),
+];
 
 const IOC_CREATE: u32 = _IOWR::<Create>(MAGIC, 1);
 const IOC_MIGRATE: u32 = _IOW::<Migrate>(MAGIC, 2);
