@@ -96,6 +96,9 @@ record "userspace crates: cargo clippy -D warnings" "$ROOT/scripts/lint.sh" clip
 record "checkpatch --strict: patches; rust/kernel/ equals the series" "$ROOT/scripts/kpatch.sh" check
 record "kernel crate with the series' abstractions: clippy (CLIPPY=1, no warnings)" \
 	"$ROOT/scripts/lint.sh" clippy-kernel
+# The kernel crate of 7.x keeps misuses of its dma-buf API from compiling.
+[ "$UMEM_KVER" = 6.12 ] ||
+	record "build-must-fail: misuses of kernel::dma_buf do not compile" "$ROOT/scripts/buildfail.sh"
 record "checkpatch --strict: C sources" "$ROOT/scripts/lint.sh" checkpatch
 record "runner self-test (verdict on synthetic logs)" "$ROOT/scripts/selftest/runner.sh"
 record "documentation builds (make docs, warnings are errors)" "$ROOT/scripts/docs.sh"

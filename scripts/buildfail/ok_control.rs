@@ -1,0 +1,25 @@
+// The harness itself: a module that uses the same abstractions correctly
+// builds.
+// expect: ok
+use kernel::device::Device;
+use kernel::dma_buf::{DmaBuf, DynAttachment, Importer, ImporterOps};
+use kernel::sync::aref::ARef;
+
+struct Probe;
+impl Importer for Probe {
+    type Priv = u32;
+    const ALLOW_PEER2PEER: bool = false;
+}
+
+pub(crate) fn case(buf: ARef<DmaBuf>, dev: &Device, data: &u32) -> kernel::error::Result {
+    // SAFETY: not run; only compiled.
+    let attach =
+        unsafe { DynAttachment::new(buf, dev, Some(ImporterOps::<Probe>::table()), data)? };
+    let guard = attach.attachment().lock();
+    let mapping = guard.view().map()?;
+    let _ = mapping.table().iter().count();
+    guard.view().unmap(mapping);
+    drop(guard);
+    drop(attach);
+    Ok(())
+}
