@@ -143,6 +143,45 @@ static void errno_case(const char *name, int got, int want)
 	result(got == want, "errno_%s (got %d, want %d)", name, got, want);
 }
 
+/* The lowest descriptor number free in this process. */
+static int lowest_free_fd(void)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0)
+		close(fd);
+	return fd;
+}
+
+/*
+ * A caller that cannot learn the new descriptor (the result cannot be
+ * copied back) gets EFAULT and no descriptor: none may be left open behind
+ * its back, nor the buffer it would hold.
+ */
+static void create_result_unwritable_case(int dev)
+{
+	struct dmabuf_exp_create *c;
+	int before, after, got;
+
+	c = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED) {
+		result(0, "create_result_unwritable (mmap failed)");
+		return;
+	}
+	memset(c, 0, sizeof(*c));
+	c->version = DMABUF_EXP_VERSION;
+	c->size = PAGE;
+	c->fd = -1;
+	mprotect(c, PAGE, PROT_READ);
+	before = lowest_free_fd();
+	got = ioctl(dev, DMABUF_EXP_IOC_CREATE, c) ? errno : 0;
+	after = lowest_free_fd();
+	result(got == EFAULT && before >= 0 && after == before,
+	       "create_result_unwritable_efault_no_fd_left (errno %d, lowest free fd %d then %d)",
+	       got, before, after);
+	munmap(c, PAGE);
+}
+
 int main(void)
 {
 	static const __u32 mixed[] = { 1, 4, 1, 8, 2 };
@@ -189,6 +228,7 @@ int main(void)
 	errno_case("bad_struct_pointer",
 		   ioctl(dev, DMABUF_EXP_IOC_CREATE, (void *)8) ? errno : 0, EFAULT);
 	errno_case("unknown_ioctl", ioctl(dev, _IO(DMABUF_EXP_IOC_MAGIC, 99)) ? errno : 0, ENOTTY);
+	create_result_unwritable_case(dev);
 
 	errno_case("migrate_bad_fd", migrate(dev, 12345, 0), EBADF);
 	errno_case("migrate_not_a_dmabuf", migrate(dev, dev, 0), EINVAL);
