@@ -26,6 +26,8 @@
 #define UMEM_ATTACH_MAPS_STATIC 0
 #define umem_dma_buf_invalidate(dmabuf) dma_buf_invalidate_mappings(dmabuf)
 #define UMEM_IMPORT_NS_DMA_BUF() MODULE_IMPORT_NS("DMA_BUF")
+/* A zeroed allocation of the object @obj names (7.x: kzalloc_obj()). */
+#define umem_kzalloc_obj(obj) kzalloc_obj(obj)
 #else
 #define umem_ib_alloc_device(size) _ib_alloc_device(size)
 #define UMEM_INVALIDATE move_notify
@@ -35,6 +37,7 @@
 #define UMEM_ATTACH_MAPS_STATIC 1
 #define umem_dma_buf_invalidate(dmabuf) dma_buf_move_notify(dmabuf)
 #define UMEM_IMPORT_NS_DMA_BUF() MODULE_IMPORT_NS(DMA_BUF)
+#define umem_kzalloc_obj(obj) kzalloc(sizeof(obj), GFP_KERNEL)
 #endif
 
 #endif /* UMEM_COMPAT_H */

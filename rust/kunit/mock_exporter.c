@@ -87,7 +87,7 @@ static struct sg_table *mock_map(struct dma_buf_attachment *attach,
 	atomic_inc(&exp->map_calls);
 	if (exp->fail_map)
 		return ERR_PTR(exp->fail_map);
-	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
+	sgt = umem_kzalloc_obj(*sgt);
 	if (!sgt)
 		return ERR_PTR(-ENOMEM);
 	ret = sg_alloc_table(sgt, exp->nents, GFP_KERNEL);
@@ -237,7 +237,7 @@ struct dma_fence *umem_mock_add_fence(struct umem_mock_exp *exp,
 {
 	struct umem_mock_fence *f;
 
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = umem_kzalloc_obj(*f);
 	if (!f)
 		return NULL;
 	spin_lock_init(&f->lock);
