@@ -103,9 +103,9 @@ build-each)
 	# The test kernel's configuration: it builds the most (KUnit, Rust, rxe
 	# and the hardware drivers with dma-buf MRs).
 	UMEM_KERNEL=test "$ROOT/scripts/kernel.sh" >/dev/null
-	cfg=$UMEM_CACHE/config-test/.config
-	wt=$UMEM_CACHE/series-src
-	out=$UMEM_CACHE/build-series
+	cfg=$UMEM_CACHE/config-test$KSUFFIX/.config
+	wt=$UMEM_CACHE/series-src$KSUFFIX
+	out=$UMEM_CACHE/build-series$KSUFFIX
 	if [ ! -d "$wt" ]; then
 		say "a second tree for the series: $wt (a git worktree of $KSRC)"
 		git_tree "$KSRC" worktree prune
@@ -123,7 +123,7 @@ build-each)
 		git_tree "$wt" checkout -q --detach "$c"
 		log=$LOGDIR/build-each-$((i + 1)).log
 		say "patch $((i + 1))/${#commits[@]}: $subject (log: $log)"
-		if PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-test \
+		if PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-test$KSUFFIX \
 			run_with_progress "build after patch $((i + 1))" "$log" "$out" \
 			make -C "$wt" O="$out" LLVM=$KLLVM -j"$(nproc)"; then
 			echo "ok $((i + 1)) $subject"
