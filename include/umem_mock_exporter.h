@@ -30,6 +30,15 @@ struct umem_mock_exp {
 	 * attachment visible, before the importer got it back.
 	 */
 	bool notify_in_attach;
+	/*
+	 * Set by umem_mock_prebuild(): the one table every map hands out, as
+	 * 6.12's dma-buf core did with a static exporter's cached mapping; a
+	 * map then costs the exporter nothing. One mapping at a time, no moves.
+	 */
+	struct sg_table *prebuilt;
+	struct scatterlist *prebuilt_last;
+	u64 prebuilt_last_addr;
+	bool prebuilt_busy;
 
 	atomic_t attached, detached, pinned, unpinned, mapped, unmapped;
 	atomic_t bad_restore;	/* unmaps whose table differed from the map */
@@ -45,6 +54,15 @@ struct umem_mock_exp {
  */
 struct umem_mock_exp *umem_mock_create(struct kunit *test, const u32 *lens,
 				       u32 nents, bool dynamic);
+/* Builds the table once; every map of the buffer then returns it. */
+void umem_mock_prebuild(struct kunit *test, struct umem_mock_exp *exp);
+/*
+ * A suite's suite_init and suite_exit: where the dma-buf core hides the
+ * importer's table from the exporter (7.x, CONFIG_DMABUF_DEBUG), they set
+ * up and remove the check of the table the importer gives back.
+ */
+int umem_mock_suite_init(struct kunit_suite *suite);
+void umem_mock_suite_exit(struct kunit_suite *suite);
 /* A new file descriptor for the buffer (holding its own reference). */
 int umem_mock_fd(struct kunit *test, struct umem_mock_exp *exp);
 /* DMA address of entry @i as the exporter maps it now. */

@@ -220,10 +220,36 @@ static u64 gate_block(struct kunit *test, const struct ib_umem_dmabuf_ops *impl,
 }
 
 /*
- * The regression gate. A static exporter's table is mapped once, at attach,
- * and handed out again on every map, so a map_pages + unmap_pages pair
- * costs what the importer itself does per table entry (the window's walk
- * and restore) and almost nothing of the exporter's: one umem per
+ * Times @iters dma_buf_map_attachment() + dma_buf_unmap_attachment() of
+ * @attach, the dma-buf core's and the exporter's share of a gate pair; ns per
+ * pair, or 0 if a map failed.
+ */
+static u64 core_block(struct kunit *test, struct dma_buf_attachment *attach, u32 iters)
+{
+	struct dma_resv *resv = attach->dmabuf->resv;
+	u64 start = ktime_get_ns();
+	struct sg_table *sgt;
+	u32 i;
+
+	for (i = 0; i < iters; i++) {
+		dma_resv_lock(resv, NULL);
+		sgt = dma_buf_map_attachment(attach, DMA_BIDIRECTIONAL);
+		if (!IS_ERR(sgt))
+			dma_buf_unmap_attachment(attach, sgt, DMA_BIDIRECTIONAL);
+		dma_resv_unlock(resv);
+		if (IS_ERR(sgt)) {
+			KUNIT_FAIL(test, "dma_buf_map_attachment failed: %ld", PTR_ERR(sgt));
+			return 0;
+		}
+	}
+	return div64_u64(ktime_get_ns() - start, iters);
+}
+
+/*
+ * The regression gate. The exporter's table is built once and handed out
+ * again on every map, so a map_pages + unmap_pages pair costs what the
+ * importer itself does per table entry (the window's walk and restore) and
+ * almost nothing of the exporter's: one umem per
  * implementation on one buffer of bench_gate_entries entries, the pairs
  * timed in rounds of C, Rust, Rust, C blocks.
  */
@@ -233,8 +259,9 @@ static void umem_bench_gate(struct kunit *test)
 	struct umem_test_ctx *ctx = test->priv;
 	struct ib_umem_dmabuf *umems[2] = { NULL, NULL };
 	u32 *lens, i, r, n = bench_gate_entries, iters;
+	struct dma_buf_attachment *core = NULL;
 	struct umem_mock_exp *exp;
-	u64 *ratio, ns[2], median;
+	u64 *ratio, ns[2], median, base;
 	int fd;
 
 	if (!bench_gate_rounds || !n)
@@ -246,6 +273,7 @@ static void umem_bench_gate(struct kunit *test)
 	for (i = 0; i < n; i++)
 		lens[i] = PAGE_SIZE;
 	exp = umem_mock_create(test, lens, n, false);
+	umem_mock_prebuild(test, exp);
 	fd = umem_mock_fd(test, exp);
 	for (i = 0; i < 2; i++) {
 		ctx->impl = impls[i];
@@ -260,11 +288,20 @@ static void umem_bench_gate(struct kunit *test)
 		if (!gate_block(test, impls[i], umems[i], 1))
 			goto out;
 	}
+	core = dma_buf_dynamic_attach(exp->dmabuf, ctx->dev, &umem_test_drv_ops, NULL);
+	if (IS_ERR(core)) {
+		KUNIT_FAIL(test, "attach failed: %ld", PTR_ERR(core));
+		core = NULL;
+		goto out;
+	}
 	/* About 16 pairs per block at 65536 entries. */
 	iters = max(1U, (16U << 16) / n);
 	for (r = 0; r < bench_gate_rounds; r++) {
 		ns[0] = 0;
 		ns[1] = 0;
+		base = core_block(test, core, iters);
+		if (!base)
+			goto out;
 		for (i = 0; i < ARRAY_SIZE(order); i++) {
 			bool rust = order[i] == &umem_rs_ops;
 			u64 t = gate_block(test, order[i], umems[rust], iters);
@@ -274,8 +311,8 @@ static void umem_bench_gate(struct kunit *test)
 			ns[rust] += t;
 		}
 		ratio[r] = div64_u64(ns[1] * 1000, max(ns[0], 1ULL));
-		kunit_info(test, "BENCH_GATE %u %llu %llu %llu.%03llu\n", r, ns[0] / 2, ns[1] / 2,
-			   ratio[r] / 1000, ratio[r] % 1000);
+		kunit_info(test, "BENCH_GATE %u %llu %llu %llu.%03llu core %llu\n", r, ns[0] / 2,
+			   ns[1] / 2, ratio[r] / 1000, ratio[r] % 1000, base);
 	}
 	sort(ratio, bench_gate_rounds, sizeof(*ratio), cmp_u64, NULL);
 	median = ratio[bench_gate_rounds / 2];
@@ -285,6 +322,8 @@ static void umem_bench_gate(struct kunit *test)
 	KUNIT_EXPECT_LE_MSG(test, median, bench_gate_max_pct * 10ULL,
 			    "the Rust importer is slower than the C one per table entry");
 out:
+	if (core)
+		dma_buf_detach(exp->dmabuf, core);
 	for (i = 0; i < 2; i++)
 		if (umems[i])
 			impls[i]->release(umems[i]);
@@ -300,6 +339,8 @@ static struct kunit_case umem_bench_cases[] = {
 
 static struct kunit_suite umem_bench_suite = {
 	.name = "umem_dmabuf_rs_bench",
+	.suite_init = umem_mock_suite_init,
+	.suite_exit = umem_mock_suite_exit,
 	.init = umem_test_init,
 	.exit = umem_test_exit,
 	.test_cases = umem_bench_cases,

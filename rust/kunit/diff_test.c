@@ -210,6 +210,8 @@ static struct kunit_case umem_diff_cases[] = {
 
 static struct kunit_suite umem_diff_suite = {
 	.name = "umem_dmabuf_rs_diff",
+	.suite_init = umem_mock_suite_init,
+	.suite_exit = umem_mock_suite_exit,
 	.init = umem_test_init,
 	.exit = umem_test_exit,
 	.test_cases = umem_diff_cases,
@@ -355,6 +357,8 @@ static struct kunit_case umem_hook_cases[] = {
 
 static struct kunit_suite umem_hook_suite = {
 	.name = "umem_dmabuf_rs_hook",
+	.suite_init = umem_mock_suite_init,
+	.suite_exit = umem_mock_suite_exit,
 	.init = umem_test_init,
 	.exit = umem_test_exit,
 	.test_cases = umem_hook_cases,

@@ -317,6 +317,8 @@ static struct kunit_case fi_rust_cases[] = {
 
 static struct kunit_suite fi_c_suite = {
 	.name = "fault_injection_c",
+	.suite_init = umem_mock_suite_init,
+	.suite_exit = umem_mock_suite_exit,
 	.init = umem_test_init,
 	.exit = umem_test_exit,
 	.test_cases = fi_c_cases,
@@ -324,6 +326,8 @@ static struct kunit_suite fi_c_suite = {
 
 static struct kunit_suite fi_rust_suite = {
 	.name = "fault_injection_rust",
+	.suite_init = umem_mock_suite_init,
+	.suite_exit = umem_mock_suite_exit,
 	.init = umem_test_init,
 	.exit = umem_test_exit,
 	.test_cases = fi_rust_cases,

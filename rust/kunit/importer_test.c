@@ -208,6 +208,35 @@ static void restore_before_unmap(struct kunit *test)
 	}
 }
 
+/*
+ * The check restore_before_unmap relies on can fail: a table given back with
+ * its first entry still trimmed is counted, whether the exporter's unmap sees
+ * the importer's table or the dma-buf core gave the importer a copy (7.x with
+ * CONFIG_DMABUF_DEBUG, where the mock's probe looks at the copy).
+ */
+static void unrestored_table_is_seen(struct kunit *test)
+{
+	struct umem_test_ctx *ctx = test->priv;
+	struct umem_mock_exp *exp = umem_mock_create(test, lens_mixed, 7, true);
+	struct dma_buf_attachment *a;
+	struct sg_table *sgt;
+
+	a = dma_buf_dynamic_attach(exp->dmabuf, ctx->dev, &umem_test_drv_ops, NULL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	dma_resv_lock(exp->dmabuf->resv, NULL);
+	sgt = dma_buf_map_attachment(a, DMA_BIDIRECTIONAL);
+	if (!IS_ERR(sgt)) {
+		sg_dma_len(sgt->sgl) -= P;
+		dma_buf_unmap_attachment(a, sgt, DMA_BIDIRECTIONAL);
+	}
+	dma_resv_unlock(exp->dmabuf->resv);
+	dma_buf_detach(exp->dmabuf, a);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(sgt));
+	KUNIT_EXPECT_EQ(test, atomic_read(&exp->bad_restore), 1);
+	atomic_set(&exp->bad_restore, 0);
+	umem_mock_destroy(test, exp);
+}
+
 static void map_twice_maps_once(struct kunit *test)
 {
 	struct umem_test_ctx *ctx = test->priv;
@@ -593,6 +622,7 @@ static struct kunit_case umem_importer_cases[] = {
 	KUNIT_CASE_PARAM(window_whole_buffer, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(window_thousands_of_entries, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(restore_before_unmap, umem_impl_gen_params),
+	KUNIT_CASE(unrestored_table_is_seen),
 	KUNIT_CASE_PARAM(map_twice_maps_once, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(unmap_when_unmapped, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(move_notify_then_remap, umem_impl_gen_params),
@@ -612,6 +642,8 @@ static struct kunit_case umem_importer_cases[] = {
 
 static struct kunit_suite umem_importer_suite = {
 	.name = "umem_dmabuf_rs_importer",
+	.suite_init = umem_mock_suite_init,
+	.suite_exit = umem_mock_suite_exit,
 	.init = umem_test_init,
 	.exit = umem_test_exit,
 	.test_cases = umem_importer_cases,
