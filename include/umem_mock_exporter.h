@@ -31,14 +31,12 @@ struct umem_mock_exp {
 	 */
 	bool notify_in_attach;
 	/*
-	 * Set by umem_mock_prebuild(): the one table every map hands out, as
-	 * 6.12's dma-buf core did with a static exporter's cached mapping; a
-	 * map then costs the exporter nothing. One mapping at a time, no moves.
+	 * Build each attachment's table once, at attach, and hand it out on
+	 * every map of that attachment, as 6.12's dma-buf core did with a
+	 * static exporter's cached mapping: a map then costs the exporter
+	 * nothing (the bench gate). Set before the first attach; no moves.
 	 */
-	struct sg_table *prebuilt;
-	struct scatterlist *prebuilt_last;
-	u64 prebuilt_last_addr;
-	bool prebuilt_busy;
+	bool prebuild;
 
 	atomic_t attached, detached, pinned, unpinned, mapped, unmapped;
 	atomic_t bad_restore;	/* unmaps whose table differed from the map */
@@ -54,8 +52,6 @@ struct umem_mock_exp {
  */
 struct umem_mock_exp *umem_mock_create(struct kunit *test, const u32 *lens,
 				       u32 nents, bool dynamic);
-/* Builds the table once; every map of the buffer then returns it. */
-void umem_mock_prebuild(struct kunit *test, struct umem_mock_exp *exp);
 /*
  * A suite's suite_init and suite_exit: where the dma-buf core hides the
  * importer's table from the exporter (7.x, CONFIG_DMABUF_DEBUG), they set

@@ -34,7 +34,7 @@ fi
 say "benchmark: $rounds rounds of C,Rust,Rust,C blocks, tables up to $max entries"
 UMEM_TIMEOUT=${UMEM_TIMEOUT:-5400} "$ROOT/scripts/qemu.sh" bench "$log" quiet \
 	kunit.filter_glob='umem_dmabuf_rs_bench*' \
-	"umem.modargs=bench_rounds=$rounds,bench_iters=$iters,bench_max_entries=$max" \
+	"umem.modargs=bench_rounds=$rounds,bench_iters=$iters,bench_max_entries=$max,bench_gate_rounds=${BENCH_GATE_ROUNDS:-15}" \
 	"umem.bench_uverbs=${BENCH_UVERBS_ROUNDS:-7},${BENCH_UVERBS_ITERS:-64}" \
 	"umem.bench_dp=${BENCH_DP:-3,300}" "umem.bench_mig=${BENCH_MIG:-2,2000}" $profile
 python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \

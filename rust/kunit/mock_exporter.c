@@ -33,47 +33,6 @@ u64 umem_mock_addr(struct umem_mock_exp *exp, u32 i)
 	return addr;
 }
 
-static int mock_attach(struct dma_buf *dmabuf, struct dma_buf_attachment *a)
-{
-	struct umem_mock_exp *exp = dmabuf->priv;
-
-	atomic_inc(&exp->attached);
-	if (exp->notify_in_attach && a->importer_ops &&
-	    a->importer_ops->UMEM_INVALIDATE) {
-		dma_resv_lock(dmabuf->resv, NULL);
-		a->importer_ops->UMEM_INVALIDATE(a);
-		dma_resv_unlock(dmabuf->resv);
-	}
-	return 0;
-}
-
-static void mock_detach(struct dma_buf *dmabuf, struct dma_buf_attachment *a)
-{
-	struct umem_mock_exp *exp = dmabuf->priv;
-
-	atomic_inc(&exp->detached);
-}
-
-static int mock_pin(struct dma_buf_attachment *attach)
-{
-	struct umem_mock_exp *exp = attach->dmabuf->priv;
-
-	dma_resv_assert_held(attach->dmabuf->resv);
-	atomic_inc(&exp->pin_calls);
-	if (exp->fail_pin)
-		return exp->fail_pin;
-	atomic_inc(&exp->pinned);
-	return 0;
-}
-
-static void mock_unpin(struct dma_buf_attachment *attach)
-{
-	struct umem_mock_exp *exp = attach->dmabuf->priv;
-
-	dma_resv_assert_held(attach->dmabuf->resv);
-	atomic_inc(&exp->unpinned);
-}
-
 /* A table of the buffer's entries at their current DMA addresses. */
 static struct sg_table *mock_build(struct umem_mock_exp *exp)
 {
@@ -104,6 +63,78 @@ static void mock_free(struct sg_table *sgt)
 	kfree(sgt);
 }
 
+/* An attachment's own table, built at attach when exp->prebuild is set. */
+struct mock_prebuilt {
+	struct sg_table *sgt;
+	struct scatterlist *last;
+	u64 last_addr;
+	bool busy;
+};
+
+static int mock_attach(struct dma_buf *dmabuf, struct dma_buf_attachment *a)
+{
+	struct umem_mock_exp *exp = dmabuf->priv;
+	struct mock_prebuilt *pre;
+	struct scatterlist *sg;
+	int i;
+
+	if (exp->prebuild) {
+		pre = umem_kzalloc_obj(*pre);
+		if (!pre)
+			return -ENOMEM;
+		pre->sgt = mock_build(exp);
+		if (IS_ERR(pre->sgt)) {
+			i = PTR_ERR(pre->sgt);
+			kfree(pre);
+			return i;
+		}
+		for_each_sgtable_dma_sg(pre->sgt, sg, i)
+			pre->last = sg;
+		pre->last_addr = umem_mock_addr(exp, exp->nents - 1);
+		a->priv = pre;
+	}
+	atomic_inc(&exp->attached);
+	if (exp->notify_in_attach && a->importer_ops &&
+	    a->importer_ops->UMEM_INVALIDATE) {
+		dma_resv_lock(dmabuf->resv, NULL);
+		a->importer_ops->UMEM_INVALIDATE(a);
+		dma_resv_unlock(dmabuf->resv);
+	}
+	return 0;
+}
+
+static void mock_detach(struct dma_buf *dmabuf, struct dma_buf_attachment *a)
+{
+	struct umem_mock_exp *exp = dmabuf->priv;
+	struct mock_prebuilt *pre = a->priv;
+
+	if (pre) {
+		mock_free(pre->sgt);
+		kfree(pre);
+	}
+	atomic_inc(&exp->detached);
+}
+
+static int mock_pin(struct dma_buf_attachment *attach)
+{
+	struct umem_mock_exp *exp = attach->dmabuf->priv;
+
+	dma_resv_assert_held(attach->dmabuf->resv);
+	atomic_inc(&exp->pin_calls);
+	if (exp->fail_pin)
+		return exp->fail_pin;
+	atomic_inc(&exp->pinned);
+	return 0;
+}
+
+static void mock_unpin(struct dma_buf_attachment *attach)
+{
+	struct umem_mock_exp *exp = attach->dmabuf->priv;
+
+	dma_resv_assert_held(attach->dmabuf->resv);
+	atomic_inc(&exp->unpinned);
+}
+
 static struct sg_table *mock_map(struct dma_buf_attachment *attach,
 				 enum dma_data_direction dir)
 {
@@ -115,13 +146,15 @@ static struct sg_table *mock_map(struct dma_buf_attachment *attach,
 	atomic_inc(&exp->map_calls);
 	if (exp->fail_map)
 		return ERR_PTR(exp->fail_map);
-	if (exp->prebuilt) {
-		/* One mapping of the prebuilt table at a time. */
-		if (exp->prebuilt_busy)
+	if (attach->priv) {
+		struct mock_prebuilt *pre = attach->priv;
+
+		/* The attachment's table, one mapping of it at a time. */
+		if (pre->busy)
 			return ERR_PTR(-EBUSY);
-		exp->prebuilt_busy = true;
+		pre->busy = true;
 		atomic_inc(&exp->mapped);
-		return exp->prebuilt;
+		return pre->sgt;
 	}
 	sgt = mock_build(exp);
 	if (!IS_ERR(sgt))
@@ -130,12 +163,13 @@ static struct sg_table *mock_map(struct dma_buf_attachment *attach,
 }
 
 /*
- * Whether @sgt holds the buffer's entries as the exporter mapped them. Of the
- * prebuilt table only the first and the last entry are compared: an importer
- * mapping the whole buffer trims no other, and the bench gate's unmap stays
- * cheap.
+ * Whether @sgt holds the buffer's entries as the exporter mapped them. Of a
+ * prebuilt table (@pre) only the first and the last entry are compared: an
+ * importer mapping the whole buffer trims no other, and the bench gate's
+ * unmap stays cheap.
  */
-static bool mock_table_intact(struct umem_mock_exp *exp, struct sg_table *sgt)
+static bool mock_table_intact(struct umem_mock_exp *exp, struct mock_prebuilt *pre,
+			      struct sg_table *sgt)
 {
 	struct scatterlist *sg;
 	u64 addr = exp->base;
@@ -143,11 +177,11 @@ static bool mock_table_intact(struct umem_mock_exp *exp, struct sg_table *sgt)
 
 	if (sgt->nents != exp->nents)
 		return false;
-	if (sgt == exp->prebuilt)
+	if (pre && sgt == pre->sgt)
 		return sg_dma_address(sgt->sgl) == exp->base &&
 		       sg_dma_len(sgt->sgl) == exp->lens[0] &&
-		       sg_dma_address(exp->prebuilt_last) == exp->prebuilt_last_addr &&
-		       sg_dma_len(exp->prebuilt_last) == exp->lens[exp->nents - 1];
+		       sg_dma_address(pre->last) == pre->last_addr &&
+		       sg_dma_len(pre->last) == exp->lens[exp->nents - 1];
 	for_each_sgtable_dma_sg(sgt, sg, i) {
 		if (sg_dma_len(sg) != exp->lens[i] || sg_dma_address(sg) != addr)
 			return false;
@@ -160,12 +194,13 @@ static void mock_unmap(struct dma_buf_attachment *attach,
 		       struct sg_table *sgt, enum dma_data_direction dir)
 {
 	struct umem_mock_exp *exp = attach->dmabuf->priv;
+	struct mock_prebuilt *pre = attach->priv;
 
 	/* The importer must give back exactly what it was given. */
-	if (!mock_table_intact(exp, sgt))
+	if (!mock_table_intact(exp, pre, sgt))
 		atomic_inc(&exp->bad_restore);
-	if (sgt == exp->prebuilt)
-		exp->prebuilt_busy = false;
+	if (pre && sgt == pre->sgt)
+		pre->busy = false;
 	else
 		mock_free(sgt);
 	atomic_inc(&exp->unmapped);
@@ -207,7 +242,7 @@ static bool mock_exports(struct dma_buf *dmabuf)
  * exporter's table and frees it in dma_buf_unmap_attachment() before calling
  * the exporter: whatever an importer failed to restore never reaches
  * mock_unmap(). A probe on that function checks the copy the importer gives
- * back (all but the bench gate's prebuilt buffers).
+ * back (all but those of the bench gate's prebuilt tables).
  */
 static int mock_unmap_probe(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -218,7 +253,7 @@ static int mock_unmap_probe(struct kprobe *kp, struct pt_regs *regs)
 	if (!attach || !sgt || !attach->dmabuf || !mock_exports(attach->dmabuf))
 		return 0;
 	exp = attach->dmabuf->priv;
-	if (!exp->prebuilt && !mock_table_intact(exp, sgt))
+	if (!exp->prebuild && !mock_table_intact(exp, NULL, sgt))
 		atomic_inc(&exp->bad_restore);
 	return 0;
 }
@@ -372,20 +407,6 @@ void umem_mock_expect_balanced(struct kunit *test, struct umem_mock_exp *exp)
 	KUNIT_EXPECT_EQ(test, atomic_read(&exp->bad_restore), 0);
 }
 
-void umem_mock_prebuild(struct kunit *test, struct umem_mock_exp *exp)
-{
-	struct scatterlist *sg;
-	struct sg_table *sgt;
-	int i;
-
-	sgt = mock_build(exp);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(sgt));
-	for_each_sgtable_dma_sg(sgt, sg, i)
-		exp->prebuilt_last = sg;
-	exp->prebuilt_last_addr = umem_mock_addr(exp, exp->nents - 1);
-	exp->prebuilt = sgt;
-}
-
 void umem_mock_destroy(struct kunit *test, struct umem_mock_exp *exp)
 {
 	int i;
@@ -403,6 +424,4 @@ void umem_mock_destroy(struct kunit *test, struct umem_mock_exp *exp)
 		msleep(20);
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(exp->released));
 	umem_mock_expect_balanced(test, exp);
-	if (exp->prebuilt)
-		mock_free(exp->prebuilt);
 }
