@@ -14,7 +14,7 @@ all: module
 kernel:
 	@$(SCRIPTS)/kernel.sh
 
-# KDIR=<a built kernel tree with patches/linux-6.12> builds the modules
+# KDIR=<a built kernel tree with patches/linux-7.3> builds the modules
 # against that kernel instead of the cached one, which is then not needed.
 module:
 ifeq ($(KDIR),)

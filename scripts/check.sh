@@ -51,9 +51,7 @@ say "host checks"
 # Built with the test kernel (kernel/test.config): a driver that no longer
 # compiles against the patched ib_core stops the kernel build; this also
 # catches one that silently stopped being built.
-# 7.x adds ionic (AMD Pensando) to the drivers with dma-buf MRs.
-hw_drivers=(mlx5/mlx5_ib efa/efa bnxt_re/bnxt_re irdma/irdma mana/mana_ib)
-[ "$UMEM_KVER" = 6.12 ] || hw_drivers+=(ionic/ionic_rdma)
+hw_drivers=(mlx5/mlx5_ib efa/efa bnxt_re/bnxt_re irdma/irdma mana/mana_ib ionic/ionic_rdma)
 hw_drivers_built() {
 	local ko rc=0
 	for ko in "${hw_drivers[@]}"; do
@@ -93,12 +91,11 @@ UMEM_SMP=${UMEM_RDMA_CORE_SMP:-${UMEM_SIDE_SMP:-1}} UMEM_TIMEOUT=${UMEM_TIMEOUT:
 rpid=$!
 [ "${UMEM_SERIAL:-0}" = 1 ] && wait $rpid
 record "userspace crates: cargo clippy -D warnings" "$ROOT/scripts/lint.sh" clippy-user
-record "checkpatch --strict: patches; rust/kernel/ equals the series" "$ROOT/scripts/kpatch.sh" check
+record "checkpatch --strict: patches" "$ROOT/scripts/kpatch.sh" check
 record "kernel crate with the series' abstractions: clippy (CLIPPY=1, no warnings)" \
 	"$ROOT/scripts/lint.sh" clippy-kernel
-# The kernel crate of 7.x keeps misuses of its dma-buf API from compiling.
-[ "$UMEM_KVER" = 6.12 ] ||
-	record "build-must-fail: misuses of kernel::dma_buf do not compile" "$ROOT/scripts/buildfail.sh"
+# The kernel crate keeps misuses of its dma-buf API from compiling.
+record "build-must-fail: misuses of kernel::dma_buf do not compile" "$ROOT/scripts/buildfail.sh"
 record "checkpatch --strict: C sources" "$ROOT/scripts/lint.sh" checkpatch
 record "runner self-test (verdict on synthetic logs)" "$ROOT/scripts/selftest/runner.sh"
 record "documentation builds (make docs, warnings are errors)" "$ROOT/scripts/docs.sh"
@@ -133,9 +130,6 @@ gate() {
 	[ $rc = 0 ] || tail -n 20 "$LOGDIR/gate-report.txt"
 	return $rc
 }
-# (6.12 runs it in the main boot instead, on the test kernel.)
-if [ "$UMEM_KVER" != 6.12 ]; then
-	say "regression gate on the fast kernel (log: $LOGDIR/gate-report.txt)"
-	record "regression gate: Rust/C per table entry <= 1.10, median of 15 rounds (fast kernel)" gate
-fi
+say "regression gate on the fast kernel (log: $LOGDIR/gate-report.txt)"
+record "regression gate: Rust/C per table entry <= 1.10, median of 15 rounds (fast kernel)" gate
 finish "$log" "$blog" "$rlog" "$slog" "$clog"

@@ -8,7 +8,7 @@
 #           "pristine"; the result must be the tree the kernel was built from
 #   module  building the modules, with the cached test kernel as the tree
 # In the commands, /path/to/umem_dmabuf_rs is this project, and
-# /path/to/linux-source-6.12 the built kernel tree.
+# /path/to/linux-source-$UMEM_KVER the built kernel tree.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -36,8 +36,8 @@ trap 'git_tree "$KSRC" worktree remove --force "$wt" 2>/dev/null || true' EXIT
 	{ cat "$LOGDIR/doctest.log" >&2; die "install.rst's series block failed"; }
 if ! git_tree "$wt" diff --quiet "$(git_tree "$KSRC" rev-parse HEAD)"; then
 	git_tree "$wt" diff --stat "$(git_tree "$KSRC" rev-parse HEAD)" >&2
-	die "install.rst's series block gives another tree than patches/linux-6.12"
+	die "install.rst's series block gives another tree than patches/linux-$UMEM_KVER"
 fi
-module=${module//\/path\/to\/linux-source-6.12/$KOUT}
+module=${module//\/path\/to\/linux-source-$UMEM_KVER/$KOUT}
 (cd "$ROOT" && eval "$module") >>"$LOGDIR/doctest.log" 2>&1 ||
 	{ tail -n 40 "$LOGDIR/doctest.log" >&2; die "install.rst's module block failed"; }

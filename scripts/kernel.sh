@@ -17,7 +17,7 @@ prepare_source() {
 	if [ -f "$KSRC/.umem-pristine" ] && [ "$(cat "$KSRC/.umem-pristine")" = "$ver" ]; then
 		return
 	fi
-	[ -n "${KDEB_SHA256:-}" ] && fetch_kernel_deb
+	fetch_kernel_deb
 	say "unpacking $KPKG $ver into $KSRC"
 	rm -rf "$KSRC" "$UMEM_CACHE/build$KSUFFIX" "$UMEM_CACHE/build-fast$KSUFFIX"
 	mkdir -p "$UMEM_CACHE"

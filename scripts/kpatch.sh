@@ -4,12 +4,8 @@
 #   kpatch.sh checkout    reset the cached tree to pristine + patches/ (commits)
 #   kpatch.sh export      write the commits above "pristine" back to patches/
 #                         (0000-cover-letter.patch, written by hand, is kept)
-#   kpatch.sh rust-sync   fold the changes of rust/kernel/ (this repository's
-#                         copy of the kernel-crate files the series adds) into
-#                         the patches that added them, then export
 #   kpatch.sh check       checkpatch --strict every patch in patches/; the
-#                         cover letter must count the patches it covers;
-#                         rust/kernel/ must equal what the series makes
+#                         cover letter must count the patches it covers
 #   kpatch.sh build-each  build the test kernel after each patch in turn, in
 #                         a separate tree and build directory of the cache
 #                         (the first build is a full one: 15 to 25 minutes)
@@ -17,11 +13,6 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 PDIR=$KPATCHES
 COVER=$PDIR/0000-cover-letter.patch
-
-# The kernel-crate files kept here as plain files (paths as in the kernel).
-rust_files() {
-	(cd "$ROOT" && find rust/kernel -type f -name '*.rs' | LC_ALL=C sort)
-}
 
 # Brings the cached tree to pristine + patches/ unless it is there already
 # (its HEAD is what patches/ make; uncommitted edits there are left alone).
@@ -55,39 +46,10 @@ export)
 	series_key >"$KSRC/.umem-series"
 	ls "$PDIR"
 	;;
-rust-sync)
-	series_tree
-	n=0
-	for f in $(rust_files); do
-		cmp -s "$ROOT/$f" "$KSRC/$f" && continue
-		c=$(git_tree "$KSRC" log -1 --format=%H pristine..HEAD -- "$f")
-		[ -n "$c" ] || die "$f: no patch adds it yet; commit it in $KSRC (git add, git commit), then: $0 export"
-		cp "$ROOT/$f" "$KSRC/$f"
-		git_tree "$KSRC" commit -q --fixup="$c" -- "$f"
-		say "$f -> $(git_tree "$KSRC" log -1 --format=%s "$c")"
-		n=$((n + 1))
-	done
-	if [ $n = 0 ]; then
-		say "rust/kernel/ and the series agree"
-		exit 0
-	fi
-	GIT_SEQUENCE_EDITOR=: git_tree "$KSRC" rebase -q -i --autosquash pristine
-	"$0" export >/dev/null
-	say "patches/ updated ($n file(s)); make check rebuilds the kernel incrementally"
-	;;
 check)
 	[ -x "$KSRC/scripts/checkpatch.pl" ] || "$ROOT/scripts/kernel.sh" --prepare-only
 	rc=0
 	series_tree
-	# rust/kernel/ is the 6.12 series' kernel-crate files; 7.3's live in
-	# its patches only.
-	[ "$UMEM_KVER" = 6.12 ] || rust_files() { :; }
-	for f in $(rust_files); do
-		if ! git_tree "$KSRC" show "HEAD:$f" 2>/dev/null | cmp -s - "$ROOT/$f"; then
-			echo "$f: differs from what patches/ make (edit here, then: $0 rust-sync)" >&2
-			rc=1
-		fi
-	done
 	for p in $(series_patches); do
 		"$KSRC/scripts/checkpatch.pl" --strict -q --no-tree \
 			--ignore FILE_PATH_CHANGES "$p" || rc=1

@@ -4,22 +4,14 @@
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The kernel cache lives outside the work tree so that a fresh clone reuses it.
 UMEM_CACHE=${UMEM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/umem-dmabuf-rs}
-# The kernel the series is for; UMEM_KVER picks one:
-#   6.12  Debian 12's linux-source-6.12 (installed package), LLVM 14
+# The kernel the series is for (UMEM_KVER; one so far):
 #   7.3   linux-source-7.3 from Debian's trixie-backports, fetched into the
 #         cache by version and sha256 without touching the system's apt
 #         sources (fetch_kernel_deb), LLVM 19 (7.3 needs LLVM >= 17)
-UMEM_KVER=${UMEM_KVER:-6.12}
+UMEM_KVER=${UMEM_KVER:-7.3}
 case "$UMEM_KVER" in
-6.12)
-	KSRC=$UMEM_CACHE/src	# git tree: pristine Debian source + patches/
-	KPKG=linux-source-6.12
-	KTARBALL=/usr/src/linux-source-6.12.tar.xz
-	KLLVM=1
-	KSUFFIX=""
-	;;
 7.3)
-	KSRC=$UMEM_CACHE/src-7.3
+	KSRC=$UMEM_CACHE/src-7.3	# git tree: pristine Debian source + patches/
 	KPKG=linux-source-7.3
 	KPKG_VERSION=7.3.4-1~bpo13+1
 	KPKG_SUITE=trixie-backports
@@ -29,7 +21,7 @@ case "$UMEM_KVER" in
 	KSUFFIX=-7.3
 	;;
 *)
-	echo "error: UMEM_KVER must be '6.12' or '7.3', not '$UMEM_KVER'" >&2
+	echo "error: UMEM_KVER must be '7.3', not '$UMEM_KVER'" >&2
 	exit 1
 	;;
 esac
@@ -68,13 +60,9 @@ fast)
 	;;
 esac
 
-# Prints the Debian version of the kernel source package, e.g. 6.12.117-1~deb12u1.
+# Prints the Debian version of the kernel source package, e.g. 7.3.4-1~bpo13+1.
 kernel_pkg_version() {
-	if [ -n "${KPKG_VERSION:-}" ]; then
-		echo "$KPKG_VERSION"
-	else
-		dpkg-query -W -f='${Version}' "$KPKG" 2>/dev/null
-	fi
+	echo "$KPKG_VERSION"
 }
 
 # fetch_kernel_deb: downloads $KPKG=$KPKG_VERSION from $KPKG_SUITE with a
@@ -122,7 +110,7 @@ rdma_core_key() {
 kernel_key() {
 	{
 		echo "recipe 2 $UMEM_KERNEL"
-		[ "$UMEM_KVER" = 6.12 ] || echo "kver $UMEM_KVER"
+		echo "kver $UMEM_KVER"
 		kernel_pkg_version
 		series_patches | xargs -r cat
 		cat "${KFRAGMENTS[@]}"

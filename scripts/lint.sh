@@ -10,13 +10,15 @@ cd "$ROOT"
 case "$1" in
 rustfmt | rustfmt-fix)
 	# Crate roots; rustfmt follows their `mod` declarations.
-	# rust/kernel/: the series' kernel-crate files, each named (some are
-	# submodules of kernel files that are not kept here, e.g. kunit/suite.rs).
-	mapfile -t kfiles < <(find rust/kernel -name '*.rs' | LC_ALL=C sort)
-	roots=(rust/umem_rs.rs samples/dmabuf_exporter/dmabuf_exp.rs "${kfiles[@]}")
+	roots=(rust/umem_rs.rs samples/dmabuf_exporter/dmabuf_exp.rs)
 	check=--check
 	[ "$1" = rustfmt-fix ] && check=
 	rustfmt $check --edition 2021 --config-path "$KSRC/.rustfmt.toml" "${roots[@]}"
+	# The kernel-crate files the series adds or changes, in the cached tree
+	# (edited there: kpatch.sh); the kernel's own style.
+	mapfile -t kfiles < <(git_tree "$KSRC" diff --name-only pristine..HEAD -- '*.rs')
+	[ ${#kfiles[@]} -eq 0 ] ||
+		(cd "$KSRC" && rustfmt --check --edition 2021 --config-path .rustfmt.toml "${kfiles[@]}")
 	# Userspace crates: their own (default) style.
 	for manifest in samples/*/Cargo.toml; do
 		cargo fmt --manifest-path "$manifest" -- $check
@@ -29,7 +31,7 @@ clippy-user)
 	done
 	;;
 clippy-kernel)
-	# The kernel crate with the series' files (rust/kernel/ here), rebuilt
+	# The kernel crate with the series' files, rebuilt
 	# with the kernel's clippy lints (-W: as if lib.rs had changed; the
 	# object is the same, so nothing else is rebuilt until the next kernel
 	# build). Warnings fail the check.
@@ -48,7 +50,7 @@ no-unsafe)
 	# checks that none lacks the attribute. The crate roots hold only the
 	# module glue (module!, #[no_mangle] symbols for C) and are grepped.
 	mapfile -t files < <(find rust samples/dmabuf_exporter -name '*.rs' \
-		-not -path '*/abs/*' -not -path 'rust/kernel/*' -not -path '*/user/*' \
+		-not -path '*/abs/*' -not -path '*/user/*' \
 		-not -name umem_rs.rs -not -name dmabuf_exp.rs | LC_ALL=C sort)
 	missing=$(grep -L '^#!\[forbid(unsafe_code)\]$' "${files[@]}" || true)
 	[ -z "$missing" ] || { echo "without #![forbid(unsafe_code)]:"; echo "$missing"; exit 1; } >&2

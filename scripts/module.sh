@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # module.sh [clean] [MAKE ARGS...]: builds the project's modules against the
 # cached kernel (make -C $KOUT LLVM=$KLLVM M=$ROOT), or against $KDIR when set (a
-# kernel tree the user built with patches/linux-6.12). Fails on any compiler
+# kernel tree the user built with patches/linux-7.3). Fails on any compiler
 # or clippy warning, printing it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -104,7 +104,7 @@ def kmemleak_leaks(lines):
 
 def backtrace(obj):
     """The frames of one kmemleak object: the lines after "backtrace"
-    ("[<addr>] func+off/size" on older kernels, "func+off/size" on 6.12)."""
+    ("[<addr>] func+off/size" on older kernels, "func+off/size" on 6.12 and later)."""
     for i, line in enumerate(obj):
         if "backtrace" in line:
             return obj[i + 1:]

@@ -11,12 +11,9 @@ DEBS=(clang lld llvm libclang-dev bc flex bison libelf-dev
       git make gcc libc6-dev
       curl cmake ninja-build cython3 python3-dev libnl-3-dev libnl-route-3-dev
       pkg-config python3-matplotlib python3-sphinx)
-# The kernel's source and compilers: 6.12 is a Debian 12 package; 7.3 comes
-# from trixie-backports (lib.sh: fetch_kernel_deb) and needs LLVM >= 17.
-case "$UMEM_KVER" in
-6.12) DEBS+=(linux-source-6.12) ;;
-*) DEBS+=(clang-19 lld-19 llvm-19 libclang-19-dev xz-utils) ;;
-esac
+# The kernel's compilers: 7.3 needs LLVM >= 17 (its source comes from
+# trixie-backports: lib.sh, fetch_kernel_deb).
+DEBS+=(clang-19 lld-19 llvm-19 libclang-19-dev xz-utils)
 
 missing=()
 for p in "${DEBS[@]}"; do
@@ -43,7 +40,5 @@ if ! bindgen --version 2>/dev/null | grep -q " $BINDGEN_VERSION\$"; then
 	cargo install --locked --quiet bindgen-cli --version "$BINDGEN_VERSION" ||
 		die "cargo install bindgen-cli $BINDGEN_VERSION failed"
 fi
-if [ -n "${KDEB_SHA256:-}" ]; then
-	fetch_kernel_deb
-fi
+fetch_kernel_deb
 [ -f "$KTARBALL" ] || die "$KTARBALL missing after installing $KPKG"

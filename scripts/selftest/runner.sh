@@ -32,7 +32,7 @@ ktap() {	# ktap STATUS_OF_CASE_2
 EOT
 }
 # kmemleak [OBJECT...]: the guest's kmemleak report (each OBJECT a backtrace
-# frame of one unreferenced object, as 6.12 prints them: "func+off/size", or
+# frame of one unreferenced object, as 6.12 and later print them: "func+off/size", or
 # a bare address where the module is gone; "old:FRAME" in the older
 # "[<addr>] func+off/size" form).
 kmemleak() {
