@@ -12,7 +12,6 @@
 /* C shim, called from the Rust module init/exit. */
 void umem_shim_init(void);
 void umem_shim_exit(void);
-void umem_shim_warn_pinned_move(struct ib_device *device);
 /* Whether the Rust importer was registered with ib_core at load. */
 bool umem_shim_is_registered(void);
 

@@ -32,7 +32,7 @@ struct umem_mock_exp {
 	bool notify_in_attach;
 	/*
 	 * Build each attachment's table once, at attach, and hand it out on
-	 * every map of that attachment, as 6.12's dma-buf core did with a
+	 * every map of that attachment, as the dma-buf core of 6.x did with a
 	 * static exporter's cached mapping: a map then costs the exporter
 	 * nothing (the bench gate). Set before the first attach; no moves.
 	 */

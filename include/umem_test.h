@@ -11,8 +11,6 @@
 #include <linux/dma-buf.h>
 #include <rdma/ib_umem.h>
 
-#include "umem_compat.h"
-
 struct umem_test_ctx {
 	struct device *dev;
 	struct ib_device *ibdev;

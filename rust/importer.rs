@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The ib_umem dma-buf importer: the behaviour of
-//! `drivers/infiniband/core/umem_dmabuf.c` (Linux 7.3; with cfg(not(umem_v7))
-//! that of Linux 6.12), in safe Rust.
+//! `drivers/infiniband/core/umem_dmabuf.c` of Linux 7.3, in safe Rust.
 //!
 //! Everything here runs on the safe abstractions of [`crate::abs`] (make check
 //! verifies that this file never uses the keyword). The reservation lock rules
@@ -13,8 +12,6 @@
 #![forbid(unsafe_code)]
 
 use crate::abs::device::IbDevice;
-#[cfg(not(umem_v7))]
-use crate::abs::shim;
 use crate::abs::umem::{
     Entry, OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked, UmemRequest,
 };
@@ -46,21 +43,13 @@ fn num_pages(length: usize) -> u64 {
 pub(crate) struct RustImporter;
 
 /// Attach ops of pinned umems: the exporter must not move a pinned buffer.
-/// Since 7.1 they have no callback (a move does not reach the importer);
-/// 6.12 required one, which only logs.
+/// Since 7.1 they have no callback (a move does not reach the importer).
 struct PinnedOps;
 
 impl Importer for PinnedOps {
     type Priv = UmemDmabuf;
     const ALLOW_PEER2PEER: bool = true;
-    #[cfg(umem_v7)]
     const INVALIDATES: bool = false;
-
-    #[cfg(not(umem_v7))]
-    fn move_notify(umem: &UmemDmabuf, attach: LockedAttachment<'_>) {
-        umem.adopt_attachment(attach);
-        shim::warn_pinned_move(umem.ib_device());
-    }
 }
 
 /// Attach ops of pinned revocable umems: a move revokes the umem.
@@ -70,12 +59,6 @@ impl Importer for RevocableOps {
     type Priv = UmemDmabuf;
     const ALLOW_PEER2PEER: bool = true;
 
-    #[cfg(not(umem_v7))]
-    fn move_notify(umem: &UmemDmabuf, attach: LockedAttachment<'_>) {
-        revocable_notified(umem, attach);
-    }
-
-    #[cfg(umem_v7)]
     fn invalidate_mappings(umem: &UmemDmabuf, attach: LockedAttachment<'_>) {
         revocable_notified(umem, attach);
     }
@@ -168,13 +151,8 @@ impl UmemImpl for RustImporter {
             access,
         } = req;
         let end = offset.checked_add(size).ok_or(EINVAL)?;
-        // 6.12 refuses ops that cannot invalidate; since 7.1 the callback is
-        // optional and any ops, or none, are attached with.
-        #[cfg(not(umem_v7))]
-        let ops = match ops {
-            Some(ops) if ops.has_move_notify() => Some(ops),
-            _ => return Err(EINVAL),
-        };
+        // Since 7.1 the invalidate callback is optional: any ops, or none,
+        // are attached with.
         let dmabuf = DmaBuf::from_fd(fd)?;
         if dmabuf.size() < end {
             return Err(EINVAL);

@@ -14,25 +14,11 @@
 
 mod abs;
 mod importer;
-// The abstraction layer's own suite (6.12); on 7.x its cases are KUnit
-// suites of the kernel crate (scatterlist windows, reservation locks).
-#[cfg(not(umem_v7))]
-mod tests;
 
 use abs::umem::{Entry, Registration, UmemOps};
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 
-#[cfg(not(umem_v7))]
-module! {
-    type: UmemDmabufRs,
-    name: "umem_dmabuf_rs",
-    author: "umem-dmabuf-rs developers",
-    description: "Rust ib_umem dma-buf importer",
-    license: "GPL",
-}
-
-#[cfg(umem_v7)]
 module! {
     type: UmemDmabufRs,
     name: "umem_dmabuf_rs",

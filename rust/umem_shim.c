@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * C shim of umem_dmabuf_rs.ko: what C has to own on 6.12, which has no Rust
- * module parameters or debugfs. The module, its ops table and its
- * registration with ib_core are Rust's (rust/umem_rs.rs); its init calls
- * umem_shim_init() after registering.
+ * C shim of umem_dmabuf_rs.ko: its module parameters and its debugfs file,
+ * kept in C. The module, its ops table and its registration with ib_core are
+ * Rust's (rust/umem_rs.rs); its init calls umem_shim_init() after
+ * registering.
  *
  * - module parameters, among them "kunit": the module carries its KUnit
  *   suites, which a load runs only when asked to;
  * - the debugfs file <debugfs>/umem_dmabuf_rs/calls: how many times ib_core
- *   reached each Rust entry point (counted by the module, umem_rs_calls());
- * - ibdev_warn_ratelimited(), a macro.
+ *   reached each Rust entry point (counted by the module, umem_rs_calls()).
  */
 #include <linux/bug.h>
 #include <linux/debugfs.h>
@@ -19,10 +18,9 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
-#include "umem_compat.h"
 #include "umem_dmabuf_rs.h"
 
-UMEM_IMPORT_NS_DMA_BUF();
+MODULE_IMPORT_NS("DMA_BUF");
 
 static bool provoke_warning;
 module_param(provoke_warning, bool, 0444);
@@ -60,12 +58,6 @@ DEFINE_SHOW_ATTRIBUTE(calls);
 bool umem_shim_is_registered(void)
 {
 	return register_importer;
-}
-
-void umem_shim_warn_pinned_move(struct ib_device *device)
-{
-	ibdev_warn_ratelimited(device,
-			       "Invalidate callback should not be called when memory is pinned\n");
 }
 
 void umem_shim_init(void)

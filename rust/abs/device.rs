@@ -22,10 +22,6 @@ pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::device) -> Option<&'a Devi
         return None;
     }
     // SAFETY: a live device for `'a` (the caller's contract).
-    #[cfg(not(umem_v7))]
-    let dev = unsafe { Device::as_ref(ptr) };
-    // SAFETY: as above.
-    #[cfg(umem_v7)]
     let dev = unsafe { Device::from_raw(ptr) };
     Some(dev)
 }

@@ -22,19 +22,11 @@ use kernel::dma_buf::{
 };
 use kernel::prelude::*;
 use kernel::scatterlist::WindowParts;
-#[cfg(umem_v7)]
 use kernel::sync::aref::ARef;
-#[cfg(not(umem_v7))]
-use kernel::types::ARef;
 use kernel::types::Opaque;
 
-/// A [`Mapping`] of the umem's attachment. Since 7.x a mapping borrows its
-/// attachment; 6.12's kernel crate had no lifetime on it.
-#[cfg(umem_v7)]
-pub(crate) type UmemMapping<'a> = Mapping<'a>;
 /// A [`Mapping`] of the umem's attachment.
-#[cfg(not(umem_v7))]
-pub(crate) type UmemMapping<'a> = Mapping;
+pub(crate) type UmemMapping<'a> = Mapping<'a>;
 
 /// A `struct ib_umem_dmabuf` created by this crate.
 ///
@@ -115,13 +107,6 @@ impl UmemAttachOps {
         // as `T::Priv`, which is `UmemDmabuf`.
         Self(ImporterOps::<T>::table())
     }
-
-    /// Whether the table can invalidate (has `move_notify`), which 6.12
-    /// requires of every dynamic importer.
-    #[cfg(not(umem_v7))]
-    pub(crate) fn has_move_notify(&self) -> bool {
-        self.0.has_move_notify()
-    }
 }
 
 impl UmemDmabuf {
@@ -153,13 +138,6 @@ impl UmemDmabuf {
         // SAFETY: fixed after creation (type invariant).
         // CAST: `size_t` is 64 bits on every architecture this module builds for.
         unsafe { (*self.raw()).umem.length as u64 }
-    }
-
-    /// The RDMA device the umem was created for.
-    #[cfg(not(umem_v7))]
-    pub(crate) fn ib_device(&self) -> &IbDevice {
-        // SAFETY: fixed after creation; the device outlives its umems.
-        unsafe { IbDevice::from_raw((*self.raw()).umem.ibdev) }
     }
 
     /// The umem's attachment (`EINVAL` while it is still being created).
@@ -306,12 +284,6 @@ impl<'a> UmemLocked<'a> {
     /// during creation finds the attachment.
     pub(crate) fn notified(umem: &'a UmemDmabuf, attach: LockedAttachment<'a>) -> Option<Self> {
         let ours = matches!(umem.attachment(), Ok(a) if ptr::eq(a, attach.attachment()));
-        #[cfg(not(umem_v7))]
-        let warned = kernel::warn_on_once!(
-            !ours,
-            "ib_umem_dmabuf notified through another attachment\n"
-        );
-        #[cfg(umem_v7)]
         let warned = kernel::warn_on!(!ours);
         if warned {
             return None;
@@ -389,7 +361,6 @@ impl<'a> UmemLocked<'a> {
         if self.is_mapped() {
             return Err(mapping);
         }
-        #[cfg(umem_v7)]
         if !ptr::eq(mapping.attachment(), self.attach.attachment()) {
             return Err(mapping);
         }
@@ -428,8 +399,6 @@ impl<'a> UmemLocked<'a> {
         unsafe {
             let parts = MappingParts {
                 sgt: NonNull::new((*raw).sgt)?,
-                #[cfg(not(umem_v7))]
-                attach: (*raw).attach,
                 window: Some(WindowParts {
                     first: (*raw).first_sg,
                     // CAST: `unsigned long` to `u64` is lossless here.
@@ -444,10 +413,7 @@ impl<'a> UmemLocked<'a> {
             (*raw).first_sg_offset = 0;
             (*raw).last_sg = ptr::null_mut();
             (*raw).last_sg_trim = 0;
-            #[cfg(not(umem_v7))]
-            let mapping = Mapping::from_raw_parts(parts);
             // The umem's own attachment, which the mapping was made for.
-            #[cfg(umem_v7)]
             let mapping = Mapping::from_raw_parts(self.attach.attachment(), parts);
             Some(mapping)
         }
@@ -496,11 +462,7 @@ impl OwnedUmem {
         dev: &Device,
         ops: Option<UmemAttachOps>,
     ) -> Result<Self> {
-        // 6.12 attaches every umem dynamically (its importer refuses others);
-        // since 7.1 a umem may be attached without callbacks.
-        #[cfg(not(umem_v7))]
-        let ops = ops.ok_or(EINVAL)?.0;
-        #[cfg(umem_v7)]
+        // Since 7.1 a umem may be attached without callbacks.
         let ops = ops.map(|ops| ops.0);
         // kzalloc(), as C allocates it: the kernel crate's `KBox` goes through
         // krealloc() and two out-of-line wrappers each way, which made up a

@@ -17,8 +17,7 @@
  * the module with bench_rounds, bench_iters and bench_max_entries raised.
  *
  * umem_bench_gate is the regression gate, run by make check and make bench
- * on the fast kernel (bench_gate_rounds=15; 0, the default on 7.x, skips
- * it; on 6.12 make check runs it on the test kernel, 7 rounds by default):
+ * on the fast kernel (bench_gate_rounds=15; 0, the default, skips it):
  * map_pages + unmap_pages of a umem over a buffer of bench_gate_entries
  * (65536) entries whose table the exporter built once, in rounds of C,
  * Rust, Rust, C blocks; each round gives one ratio, the two Rust blocks'
@@ -28,7 +27,7 @@
  * that of the importers' own cost per table entry; both sides run in the
  * same boot, interleaved, so the verdict does not depend on the machine's
  * speed. On the test kernel the dma-buf core's debug copy of every mapped
- * table (CONFIG_DMABUF_DEBUG, 7.x) costs several times the importers' walk,
+ * table (CONFIG_DMABUF_DEBUG) costs several times the importers' walk,
  * and what is left is not their walk either (see Documentation/performance.rst):
  * there the gate measures nothing it could hold to a limit.
  */
@@ -58,12 +57,7 @@ MODULE_PARM_DESC(bench_iters,
 static unsigned int bench_max_entries = 4096;
 module_param(bench_max_entries, uint, 0644);
 MODULE_PARM_DESC(bench_max_entries, "Bench: largest exporter table (default 4096)");
-/* 6.12's make check runs the gate at every load of the test kernel. */
-#ifdef UMEM_V7
 static unsigned int bench_gate_rounds;
-#else
-static unsigned int bench_gate_rounds = 7;
-#endif
 module_param(bench_gate_rounds, uint, 0644);
 MODULE_PARM_DESC(bench_gate_rounds,
 		 "Bench gate: rounds of C, Rust, Rust, C blocks (0 skips it; make check runs 15 on the fast kernel)");
@@ -92,12 +86,8 @@ struct bench_param {
 
 static struct bench_param bench_params[2 * ARRAY_SIZE(bench_sizes)];
 
-#ifdef UMEM_V7
 static const void *bench_gen_params(struct kunit *test, const void *prev,
 				    char *desc)
-#else
-static const void *bench_gen_params(const void *prev, char *desc)
-#endif
 {
 	const struct bench_param *p = prev ? (const struct bench_param *)prev + 1 :
 					     bench_params;

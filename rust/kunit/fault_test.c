@@ -63,7 +63,7 @@ struct fi_entry {
 
 static const struct fi_entry fi_entries[] = {
 	{ "get", FI_GET, true, 2 },
-	{ "get_static_exporter", FI_GET, false, UMEM_ATTACH_MAPS_STATIC ? 4 : 2 },
+	{ "get_static_exporter", FI_GET, false, 2 },
 	{ "get_with_dma_device", FI_GET_WITH_DMA_DEVICE, true, 2 },
 	{ "get_pinned", FI_GET_PINNED, true, 4 },
 	{ "get_pinned_static_exporter", FI_GET_PINNED, false, 4 },

@@ -7,8 +7,8 @@
 #include <linux/dma-resv.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <net/net_namespace.h>
 
-#include "umem_compat.h"
 #include "umem_dmabuf_rs.h"
 #include "umem_test.h"
 
@@ -26,7 +26,7 @@ static void drv_move_notify(struct dma_buf_attachment *attach)
 
 const struct dma_buf_attach_ops umem_test_drv_ops = {
 	.allow_peer2peer = true,
-	.UMEM_INVALIDATE = drv_move_notify,
+	.invalidate_mappings = drv_move_notify,
 };
 
 const struct dma_buf_attach_ops umem_test_drv_ops_no_move = {
@@ -49,7 +49,7 @@ int umem_test_init(struct kunit *test)
 	ctx->dev = kunit_device_register(test, "umem_dmabuf_rs_test");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(ctx->dev));
 	KUNIT_ASSERT_EQ(test, dma_coerce_mask_and_coherent(ctx->dev, DMA_BIT_MASK(64)), 0);
-	ctx->ibdev = umem_ib_alloc_device(sizeof(struct ib_device));
+	ctx->ibdev = _ib_alloc_device(sizeof(struct ib_device), &init_net);
 	KUNIT_ASSERT_NOT_NULL(test, ctx->ibdev);
 	ctx->ibdev->dma_device = ctx->dev;
 	ctx->impl = test->param_value ?

@@ -422,14 +422,14 @@ static void attach_ops_per_path(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(umem));
 	ops = umem->attach->importer_ops;
 	KUNIT_EXPECT_TRUE(test, ops->allow_peer2peer);
-	KUNIT_EXPECT_EQ(test, !!ops->UMEM_INVALIDATE, !UMEM_OPTIONAL_INVALIDATE);
+	KUNIT_EXPECT_FALSE(test, !!ops->invalidate_mappings);
 	ctx->impl->release(umem);
 
 	umem = ctx->impl->get_pinned_revocable_and_lock(ctx->ibdev, 0, 8 * P, fd, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(umem));
 	ops = umem->attach->importer_ops;
 	KUNIT_EXPECT_TRUE(test, ops->allow_peer2peer);
-	KUNIT_EXPECT_TRUE(test, !!ops->UMEM_INVALIDATE);
+	KUNIT_EXPECT_TRUE(test, !!ops->invalidate_mappings);
 	dma_resv_unlock(exp->dmabuf->resv);
 	ctx->impl->release(umem);
 	close_fd(fd);
@@ -564,12 +564,12 @@ static void get_errnos(struct kunit *test)
 	/* open, but not a dma-buf */
 	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, nfd, 0, ops), -EINVAL);
 	/*
-	 * No ops, or ops that cannot invalidate: refused until 7.1, where the
+	 * No ops, or ops that cannot invalidate: accepted since 7.1, where the
 	 * callback became optional (such an importer pins before it maps).
 	 */
-	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, fd, 0, NULL), UMEM_NO_INVALIDATE_ERR);
+	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, fd, 0, NULL), 0);
 	ops = &umem_test_drv_ops_no_move;
-	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, fd, 0, ops), UMEM_NO_INVALIDATE_ERR);
+	EXPECT_ERR(impl->get(ctx->ibdev, ctx->dev, 0, P, fd, 0, ops), 0);
 	/* the pinned variants check the same way */
 	EXPECT_ERR(impl->get_pinned(ctx->ibdev, ctx->dev, 0, 0, fd, 0), -EINVAL);
 	EXPECT_ERR(impl->get_pinned(ctx->ibdev, ctx->dev, 0, P, -1, 0), -EBADF);
@@ -578,12 +578,11 @@ static void get_errnos(struct kunit *test)
 	close_fd(nfd);
 	close_fd(fd);
 	/*
-	 * Nothing attached but the two umems without invalidation (7.x), each
+	 * Nothing attached but the two umems without invalidation, each
 	 * detached on release; nothing leaked (the refcount check is in
 	 * destroy).
 	 */
-	KUNIT_EXPECT_EQ(test, atomic_read(&exp->attached),
-			UMEM_OPTIONAL_INVALIDATE ? 2 : 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&exp->attached), 2);
 	KUNIT_EXPECT_EQ(test, atomic_read(&exp->detached),
 			atomic_read(&exp->attached));
 	umem_mock_destroy(test, exp);

@@ -18,10 +18,9 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
-#include "umem_compat.h"
 #include "umem_mock_exporter.h"
 
-UMEM_IMPORT_NS_DMA_BUF();
+MODULE_IMPORT_NS("DMA_BUF");
 
 u64 umem_mock_addr(struct umem_mock_exp *exp, u32 i)
 {
@@ -41,7 +40,7 @@ static struct sg_table *mock_build(struct umem_mock_exp *exp)
 	u64 addr = exp->base;
 	int i, ret;
 
-	sgt = umem_kzalloc_obj(*sgt);
+	sgt = kzalloc_obj(*sgt);
 	if (!sgt)
 		return ERR_PTR(-ENOMEM);
 	ret = sg_alloc_table(sgt, exp->nents, GFP_KERNEL);
@@ -79,7 +78,7 @@ static int mock_attach(struct dma_buf *dmabuf, struct dma_buf_attachment *a)
 	int i;
 
 	if (exp->prebuild) {
-		pre = umem_kzalloc_obj(*pre);
+		pre = kzalloc_obj(*pre);
 		if (!pre)
 			return -ENOMEM;
 		pre->sgt = mock_build(exp);
@@ -95,9 +94,9 @@ static int mock_attach(struct dma_buf *dmabuf, struct dma_buf_attachment *a)
 	}
 	atomic_inc(&exp->attached);
 	if (exp->notify_in_attach && a->importer_ops &&
-	    a->importer_ops->UMEM_INVALIDATE) {
+	    a->importer_ops->invalidate_mappings) {
 		dma_resv_lock(dmabuf->resv, NULL);
-		a->importer_ops->UMEM_INVALIDATE(a);
+		a->importer_ops->invalidate_mappings(a);
 		dma_resv_unlock(dmabuf->resv);
 	}
 	return 0;
@@ -231,7 +230,7 @@ static const struct dma_buf_ops mock_dynamic_ops = {
 	.release = mock_release,
 };
 
-#if defined(UMEM_V7) && IS_ENABLED(CONFIG_DMABUF_DEBUG)
+#if IS_ENABLED(CONFIG_DMABUF_DEBUG)
 static bool mock_exports(struct dma_buf *dmabuf)
 {
 	return dmabuf->ops == &mock_static_ops || dmabuf->ops == &mock_dynamic_ops;
@@ -334,7 +333,7 @@ void umem_mock_move(struct umem_mock_exp *exp)
 {
 	dma_resv_lock(exp->dmabuf->resv, NULL);
 	/* Importers unmap the old tables during the notification... */
-	umem_dma_buf_invalidate(exp->dmabuf);
+	dma_buf_invalidate_mappings(exp->dmabuf);
 	/* ...and map the buffer at its new place afterwards, unless pinned. */
 	if (atomic_read(&exp->pinned) == atomic_read(&exp->unpinned))
 		exp->base += 0x10000000ULL;
@@ -375,7 +374,7 @@ struct dma_fence *umem_mock_add_fence(struct umem_mock_exp *exp,
 {
 	struct umem_mock_fence *f;
 
-	f = umem_kzalloc_obj(*f);
+	f = kzalloc_obj(*f);
 	if (!f)
 		return NULL;
 	spin_lock_init(&f->lock);

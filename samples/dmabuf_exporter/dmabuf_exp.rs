@@ -19,16 +19,6 @@ mod uapi;
 use kernel::dma_buf::DmaBuf;
 use kernel::prelude::*;
 
-#[cfg(not(umem_v7))]
-module! {
-    type: DmabufExporterRs,
-    name: "dmabuf_exporter_rs",
-    author: "umem-dmabuf-rs developers",
-    description: "Movable dma-buf exporter (sample and test fixture)",
-    license: "GPL",
-}
-
-#[cfg(umem_v7)]
 module! {
     type: DmabufExporterRs,
     name: "dmabuf_exporter_rs",
@@ -40,11 +30,7 @@ module! {
 
 /// This module, for what it exports (the buffers hold it).
 pub(crate) fn this_module() -> &'static ThisModule {
-    #[cfg(not(umem_v7))]
-    let module = &THIS_MODULE;
-    #[cfg(umem_v7)]
-    let module = &<DmabufExporterRs as kernel::ModuleMetadata>::THIS_MODULE;
-    module
+    &<DmabufExporterRs as kernel::ModuleMetadata>::THIS_MODULE
 }
 
 struct DmabufExporterRs {
@@ -62,9 +48,6 @@ impl kernel::Module for DmabufExporterRs {
 /// `size` bytes, as a file descriptor, or a negative errno.
 #[no_mangle]
 extern "C" fn dmabuf_exp_kunit_create_fd(size: usize) -> i32 {
-    #[cfg(not(umem_v7))]
-    let fd = exporter::create(size, &[], true).and_then(|b| b.new_fd());
-    #[cfg(umem_v7)]
     let fd = exporter::create(size, &[], true).and_then(|b| b.install_fd(|_| Ok(())));
     match fd {
         Ok(fd) => fd,

@@ -13,12 +13,12 @@
 #include <linux/module.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <net/net_namespace.h>
 
-#include "umem_compat.h"
 #include "dmabuf_exporter_rs.h"
 #include "uapi/dmabuf_exporter_rs.h"
 
-UMEM_IMPORT_NS_DMA_BUF();
+MODULE_IMPORT_NS("DMA_BUF");
 
 static char *expect_importer = "any";
 module_param(expect_importer, charp, 0444);
@@ -36,7 +36,7 @@ static void drv_move_notify(struct dma_buf_attachment *attach)
 
 static const struct dma_buf_attach_ops drv_ops = {
 	.allow_peer2peer = true,
-	.UMEM_INVALIDATE = drv_move_notify,
+	.invalidate_mappings = drv_move_notify,
 };
 
 /*
@@ -54,7 +54,7 @@ static void importers_follow_migration(struct kunit *test)
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR(dev));
 	KUNIT_ASSERT_EQ(test, dma_coerce_mask_and_coherent(dev, DMA_BIT_MASK(64)), 0);
-	ibdev = umem_ib_alloc_device(sizeof(*ibdev));
+	ibdev = _ib_alloc_device(sizeof(*ibdev), &init_net);
 	KUNIT_ASSERT_NOT_NULL(test, ibdev);
 	ibdev->dma_device = dev;
 	importer_notified = 0;

@@ -6,7 +6,7 @@
 //! physically contiguous pages), so a layout of chunk sizes gives importers
 //! single-page entries, large entries or a mix. A dynamic buffer can migrate:
 //! under its reservation lock it gets new pages, a `DMA_RESV_USAGE_KERNEL`
-//! fence and a `move_notify` to every importer; a work item copies the old
+//! fence and an invalidation to every importer; a work item copies the old
 //! contents and then signals the fence, so importers that re-map must wait
 //! for it. A pinned buffer refuses to migrate.
 
@@ -16,19 +16,13 @@ use crate::abs::page::{ChunkSet, PageTable, MAX_CHUNK_ORDER};
 use crate::abs::workqueue::{msleep, OwnedQueue};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::dma::DataDirection;
-#[cfg(not(umem_v7))]
-use kernel::dma_buf::dma_fence::Fence;
-#[cfg(umem_v7)]
 use kernel::dma_buf::export::MoveFence as Fence;
 use kernel::dma_buf::export::{self, BufGuard, Exporter, Fault};
 use kernel::dma_buf::{Attachment, DmaBuf};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
-#[cfg(umem_v7)]
 use kernel::sync::aref::ARef;
 use kernel::sync::{new_mutex, Arc, Mutex};
-#[cfg(not(umem_v7))]
-use kernel::types::ARef;
 
 /// Largest buffer (1 GiB).
 pub(crate) const MAX_SIZE: usize = 1 << 30;
@@ -129,7 +123,6 @@ macro_rules! exporter_impl {
         #[vtable]
         impl Exporter for $t {
             type Table = PageTable;
-            #[cfg(umem_v7)]
             const OPS: &'static export::ExporterOps<Self> = kernel::dma_buf_exporter_ops!($t);
 
             fn attach(&self, _attach: &Attachment) -> Result {
@@ -334,12 +327,8 @@ pub(crate) fn migrate(dmabuf: &DmaBuf, delay_ms: u32, fail_maps: bool) -> Result
     Ok(())
 }
 
-/// Tells every importer that the buffer moves (`dma_buf_move_notify`, since
-/// 7.1 `dma_buf_invalidate_mappings`).
+/// Tells every importer that the buffer moves (`dma_buf_invalidate_mappings`).
 fn invalidate(guard: &BufGuard<'_>) {
-    #[cfg(not(umem_v7))]
-    guard.move_notify();
-    #[cfg(umem_v7)]
     guard.invalidate_mappings();
 }
 

@@ -16,10 +16,7 @@ use kernel::dma_buf::{DmaBuf, Importer, LockedAttachment};
 use kernel::kunit::Test;
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
-#[cfg(umem_v7)]
 use kernel::sync::aref::ARef;
-#[cfg(not(umem_v7))]
-use kernel::types::ARef;
 use kernel::{kunit_expect, kunit_expect_eq};
 
 const P: usize = PAGE_SIZE;
@@ -39,12 +36,6 @@ impl Importer for ProbeImporter {
     type Priv = Probe;
     const ALLOW_PEER2PEER: bool = false;
 
-    #[cfg(not(umem_v7))]
-    fn move_notify(probe: &Probe, attach: LockedAttachment<'_>) {
-        probe_notified(probe, attach);
-    }
-
-    #[cfg(umem_v7)]
     fn invalidate_mappings(probe: &Probe, attach: LockedAttachment<'_>) {
         probe_notified(probe, attach);
     }
@@ -350,22 +341,7 @@ fn refcounts(t: &Test) {
     kunit_expect_eq!(t, exporter::live_buffers(), base);
 }
 
-#[cfg(not(umem_v7))]
-kernel::kunit_suite!(
-    "dmabuf_exporter_rs",
-    [
-        create_layouts,
-        create_rejects,
-        migrate_remaps,
-        migrate_refusals,
-        two_attachments_same_pages,
-        fence_orders_copy,
-        refcounts,
-    ]
-);
-
 /// The cases, each run on the KUnit case of its own name.
-#[cfg(umem_v7)]
 #[kunit_tests(dmabuf_exporter_rs)]
 mod suite {
     use kernel::kunit::Test;

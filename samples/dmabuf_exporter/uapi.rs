@@ -143,21 +143,10 @@ fn create(arg: usize) -> Result<i32> {
     }
     let dmabuf = exporter::create(size, &chunks, req.flags & F_DYNAMIC != 0)?;
     // The descriptor is installed only once the caller has learnt it.
-    #[cfg(umem_v7)]
     dmabuf.install_fd(|fd| {
         req.fd = fd;
         writer.write(&req)
     })?;
-    #[cfg(not(umem_v7))]
-    {
-        let fd = dmabuf.new_fd()?;
-        req.fd = fd;
-        if let Err(e) = writer.write(&req) {
-            // The caller cannot learn the descriptor: do not leave it open.
-            DmaBuf::close_fd(fd);
-            return Err(e);
-        }
-    }
     Ok(0)
 }
 

@@ -6,19 +6,12 @@
 
 use core::marker::PhantomData;
 use kernel::bindings;
-#[cfg(not(umem_v7))]
-use kernel::init::pin_init_from_closure;
 use kernel::prelude::*;
 /// The byte-conversion traits of UAPI structures (in `kernel::transmute`
 /// since 6.13).
-#[cfg(umem_v7)]
 pub(crate) use kernel::transmute::{AsBytes, FromBytes};
 use kernel::types::Opaque;
-/// The byte-conversion traits of UAPI structures.
-#[cfg(not(umem_v7))]
-pub(crate) use kernel::types::{AsBytes, FromBytes};
 use kernel::uaccess::UserSlice;
-#[cfg(umem_v7)]
 use pin_init::pin_init_from_closure;
 
 /// The ioctls of a misc device.
@@ -80,9 +73,6 @@ impl<T: Ioctl> MiscDevice<T> {
         // the registration (type invariant, upheld by `drop`).
         let misc = unsafe {
             pin_init_from_closure(move |slot: *mut Opaque<bindings::miscdevice>| {
-                #[cfg(not(umem_v7))]
-                let slot = Opaque::raw_get(slot);
-                #[cfg(umem_v7)]
                 let slot = Opaque::cast_into(slot);
                 slot.write(misc);
                 kernel::error::to_result(bindings::misc_register(slot))
@@ -128,11 +118,7 @@ impl<T: Ioctl> PinnedDrop for MiscDevice<T> {
 
 /// The `len` bytes of the calling process at address `addr`.
 pub(crate) fn user_slice(addr: usize, len: usize) -> UserSlice {
-    #[cfg(not(umem_v7))]
-    let slice = UserSlice::new(addr, len);
-    #[cfg(umem_v7)]
-    let slice = UserSlice::new(kernel::uaccess::UserPtr::from_addr(addr), len);
-    slice
+    UserSlice::new(kernel::uaccess::UserPtr::from_addr(addr), len)
 }
 
 /// Implements `FromBytes` and `AsBytes` for UAPI structures.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Safe abstractions that only this sample uses, over C objects the kernel
-//! crate of 6.12 does not wrap the way an exporter needs: the module's only
+//! crate of 7.3 does not wrap the way an exporter needs: the module's only
 //! `unsafe` code.
 
 pub(crate) mod miscdev;

@@ -13,11 +13,8 @@ use kernel::dma_buf::export::{ExportedTable, Fault};
 use kernel::dma_buf::Attachment;
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
-#[cfg(umem_v7)]
 use kernel::sync::aref::ARef;
 use kernel::sync::Arc;
-#[cfg(not(umem_v7))]
-use kernel::types::ARef;
 use kernel::types::Opaque;
 
 /// Largest order accepted by [`PageChunk::new`] (2 MiB with 4 KiB pages).
@@ -313,11 +310,7 @@ pub(crate) fn max_seg_size(attach: &Attachment) -> usize {
 
 /// The C value of a DMA direction.
 fn raw_dir(dir: DataDirection) -> bindings::dma_data_direction {
-    #[cfg(not(umem_v7))]
-    let raw = dir.as_raw();
-    #[cfg(umem_v7)]
-    let raw = bindings::dma_data_direction::from(dir);
-    raw
+    bindings::dma_data_direction::from(dir)
 }
 
 /// A table of a [`ChunkSet`]'s pages, built by an exporter and DMA-mapped for

@@ -9,7 +9,6 @@
 //! the functions here turn back into a mapping, of the same attachment.
 
 use kernel::device::Device;
-#[cfg(umem_v7)]
 use kernel::dma_buf::MappingParts;
 use kernel::dma_buf::{LockedAttachment, Mapping};
 use kernel::kunit::Test;
@@ -24,12 +23,8 @@ use kernel::sync::{new_mutex, Mutex};
 /// this slot (each importer attachment has its own).
 #[pin_data]
 pub(crate) struct MappingSlot {
-    #[cfg(umem_v7)]
     #[pin]
     parts: Mutex<Option<MappingParts>>,
-    #[cfg(not(umem_v7))]
-    #[pin]
-    parts: Mutex<Option<Mapping>>,
 }
 
 impl MappingSlot {
@@ -54,22 +49,14 @@ impl MappingSlot {
         let mapping = match slot.take() {
             // SAFETY: a mapping of this slot's attachment (type invariant),
             // which `attach` is (the caller's contract), taken back once.
-            #[cfg(umem_v7)]
             Some(parts) => unsafe { Mapping::from_raw_parts(attach.attachment(), parts) },
-            #[cfg(not(umem_v7))]
-            Some(mapping) => mapping,
             None => attach.map()?,
         };
         let mut v = KVec::new();
         let r = entries(&mapping, &mut v);
         // INVARIANT: a mapping of this slot's attachment.
-        #[cfg(umem_v7)]
         {
             *slot = Some(mapping.into_raw_parts());
-        }
-        #[cfg(not(umem_v7))]
-        {
-            *slot = Some(mapping);
         }
         r.map(|()| v)
     }
@@ -79,16 +66,12 @@ impl MappingSlot {
     pub(crate) fn unmap(&self, attach: LockedAttachment<'_>) {
         if let Some(parts) = self.parts.lock().take() {
             // SAFETY: as in `map_entries`.
-            #[cfg(umem_v7)]
             let mapping = unsafe { Mapping::from_raw_parts(attach.attachment(), parts) };
-            #[cfg(not(umem_v7))]
-            let mapping = parts;
             attach.unmap(mapping);
         }
     }
 }
 
-#[cfg(umem_v7)]
 fn entries(mapping: &Mapping<'_>, v: &mut KVec<(u64, u32)>) -> Result {
     for sg in mapping.table().iter() {
         v.push((sg.dma_address(), u32::try_from(sg.dma_len())?), GFP_KERNEL)?;
@@ -96,50 +79,25 @@ fn entries(mapping: &Mapping<'_>, v: &mut KVec<(u64, u32)>) -> Result {
     Ok(())
 }
 
-#[cfg(not(umem_v7))]
-fn entries(mapping: &Mapping, v: &mut KVec<(u64, u32)>) -> Result {
-    for sg in mapping.table().dma_entries() {
-        v.push((sg.dma_address(), sg.dma_len()), GFP_KERNEL)?;
-    }
-    Ok(())
-}
-
 /// A device of the running case that can address 64 bits of DMA (KUnit
 /// releases it when the case ends).
 pub(crate) fn case_device<'a>(t: &'a Test, name: &'static CStr) -> Result<&'a Device> {
-    #[cfg(umem_v7)]
     let dev = t.dma_device(name, kernel::dma::DmaMask::new::<64>())?;
-    #[cfg(not(umem_v7))]
-    let dev = {
-        let dev = t.device(name)?;
-        dev.dma_coerce_mask_and_coherent(64)?;
-        dev
-    };
     Ok(dev)
 }
 
 /// A point in time of the monotonic clock.
-pub(crate) struct Stamp(
-    #[cfg(not(umem_v7))] kernel::time::Ktime,
-    #[cfg(umem_v7)] kernel::time::Instant<kernel::time::Monotonic>,
-);
+pub(crate) struct Stamp(kernel::time::Instant<kernel::time::Monotonic>);
 
 impl Stamp {
     /// Now.
     pub(crate) fn now() -> Self {
-        #[cfg(not(umem_v7))]
-        let now = kernel::time::Ktime::ktime_get();
-        #[cfg(umem_v7)]
         let now = kernel::time::Instant::now();
         Self(now)
     }
 
     /// Milliseconds since the stamp.
     pub(crate) fn elapsed_ms(&self) -> i64 {
-        #[cfg(not(umem_v7))]
-        let ms = (kernel::time::Ktime::ktime_get() - self.0).to_ms();
-        #[cfg(umem_v7)]
-        let ms = self.0.elapsed().as_millis();
-        ms
+        self.0.elapsed().as_millis()
     }
 }

@@ -30,10 +30,7 @@ unsafe impl Sync for OwnedQueue {}
 impl OwnedQueue {
     /// Allocates an unbound queue named `name`.
     pub(crate) fn new(name: &'static kernel::str::CStr) -> Result<Self> {
-        #[cfg(not(umem_v7))]
-        let alloc = bindings::alloc_workqueue;
         // The function behind the C macro `alloc_workqueue()` since 6.16.
-        #[cfg(umem_v7)]
         let alloc = bindings::alloc_workqueue_noprof;
         // SAFETY: the format "%s" consumes the one NUL-terminated string passed,
         // `name`.
