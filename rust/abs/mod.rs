@@ -3,11 +3,11 @@
 //! Safe abstractions over the C objects the importer uses.
 //!
 //! The only place where `unsafe` code appears in this crate. The generic
-//! dma-buf, DMA, scatterlist, KUnit and warning abstractions are modules of
-//! the kernel crate (added by the patch series, sources in `rust/kernel/`);
-//! what is left here wraps the RDMA side: the `ib_device` and
-//! `ib_umem_dmabuf` of ib_core and the hook through which ib_core calls this
-//! module (patch 3 of the series), plus the C shim's parameters.
+//! dma-buf, DMA, scatterlist and KUnit abstractions are modules of the kernel
+//! crate (7.3's own, and `kernel::dma_buf` from the patch series); what is
+//! left here wraps the RDMA side: the `ib_device` and `ib_umem_dmabuf` of
+//! ib_core and the hook through which ib_core calls this module (patch 3 of
+//! the series), plus the C shim's parameters.
 
 pub(crate) mod device;
 pub(crate) mod shim;

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The views of a umem that hold its buffer's reservation lock.
+
+use super::{RevokeCallback, UmemDmabuf, UmemMapping};
+use core::ptr::{self, NonNull};
+use kernel::bindings;
+use kernel::dma_buf::dma_resv::ResvLocked;
+use kernel::dma_buf::{AttachmentGuard, LockedAttachment, Mapping, MappingParts};
+use kernel::prelude::*;
+use kernel::scatterlist::WindowParts;
+
+/// The ways into a umem's locked view.
+impl UmemDmabuf {
+    /// Takes the buffer's reservation lock (`EINVAL` while the umem is still
+    /// being created).
+    #[inline]
+    pub(crate) fn lock(&self) -> Result<UmemGuard<'_>> {
+        // INVARIANT: the lock of the umem's own attachment.
+        Ok(UmemGuard {
+            guard: self.attachment()?.lock(),
+            umem: self,
+        })
+    }
+
+    /// Runs `f` with the umem's locked view, for entry points that C calls
+    /// with the buffer's reservation lock held (`EINVAL`, and `f` not run,
+    /// while the umem is still being created).
+    ///
+    /// # Safety
+    ///
+    /// The current thread holds the reservation lock of the umem's buffer
+    /// until `f` returns.
+    #[inline]
+    pub(crate) unsafe fn with_assumed_lock<R>(
+        &self,
+        f: impl FnOnce(&UmemLocked<'_>) -> R,
+    ) -> Result<R> {
+        let attach = self.attachment()?;
+        // SAFETY: the caller holds this lock, the buffer's, until `f` returns.
+        Ok(unsafe {
+            // INVARIANT: `attach` is the umem's own attachment.
+            attach.with_assumed_lock(|attach| f(&UmemLocked { umem: self, attach }))
+        })
+    }
+}
+
+/// The reservation lock of a umem's buffer, taken by [`UmemDmabuf::lock`]
+/// and released when this is dropped.
+///
+/// # Invariants
+///
+/// `guard` locks `umem`'s own attachment.
+#[must_use = "the reservation lock is released when the guard is dropped"]
+pub(crate) struct UmemGuard<'a> {
+    guard: AttachmentGuard<'a>,
+    umem: &'a UmemDmabuf,
+}
+
+impl UmemGuard<'_> {
+    /// The umem's locked view.
+    #[inline]
+    pub(crate) fn view(&self) -> UmemLocked<'_> {
+        // INVARIANT: by the type invariant.
+        UmemLocked {
+            umem: self.umem,
+            attach: self.guard.view(),
+        }
+    }
+
+    /// Keeps the lock held after the guard is gone (see [`ResvGuard::leak`]).
+    pub(crate) fn leak(self) {
+        self.guard.leak();
+    }
+}
+
+/// A umem whose buffer's reservation lock the current thread holds: the
+/// fields that change after creation are read and written only through it.
+///
+/// It is made only from the lock of the umem's own attachment
+/// ([`UmemGuard::view`], [`UmemDmabuf::with_assumed_lock`],
+/// [`UmemLocked::notified`]), and a [`LockedAttachment`] can only be made
+/// from its own buffer's lock, so no accessor checks the lock at run time.
+///
+/// # Invariants
+///
+/// `attach` is `umem`'s attachment, locked for `'a`.
+pub(crate) struct UmemLocked<'a> {
+    umem: &'a UmemDmabuf,
+    attach: LockedAttachment<'a>,
+}
+
+impl<'a> UmemLocked<'a> {
+    /// The view of a notification that came through `attach`: `None` (and a
+    /// WARNING) unless `attach` is the umem's attachment. Call
+    /// [`UmemDmabuf::adopt_attachment`] first, so a notification that arrives
+    /// during creation finds the attachment.
+    pub(crate) fn notified(umem: &'a UmemDmabuf, attach: LockedAttachment<'a>) -> Option<Self> {
+        let ours = matches!(umem.attachment(), Ok(a) if ptr::eq(a, attach.attachment()));
+        let warned = kernel::warn_on!(!ours);
+        if warned {
+            return None;
+        }
+        // INVARIANT: checked above.
+        Some(Self { umem, attach })
+    }
+
+    /// The umem.
+    #[inline]
+    pub(crate) fn umem(&self) -> &'a UmemDmabuf {
+        self.umem
+    }
+
+    /// The umem's attachment, locked: pin, unpin, map and unmap.
+    #[inline]
+    pub(crate) fn attachment(&self) -> LockedAttachment<'a> {
+        self.attach
+    }
+
+    /// The proof of the buffer's lock, to wait for its fences.
+    #[inline]
+    pub(crate) fn locked(&self) -> &'a ResvLocked<'a> {
+        self.attach.resv()
+    }
+
+    #[inline]
+    fn raw(&self) -> *mut bindings::ib_umem_dmabuf {
+        self.umem.raw()
+    }
+
+    /// Whether the umem was revoked.
+    #[inline]
+    pub(crate) fn revoked(&self) -> bool {
+        // SAFETY: the lock is held (type invariant), which serialises the field.
+        unsafe { (*self.raw()).revoked() != 0 }
+    }
+
+    /// Marks the umem revoked.
+    #[inline]
+    pub(crate) fn set_revoked(&self) {
+        // SAFETY: the lock is held, which serialises the field.
+        unsafe { (*self.raw()).set_revoked(1) };
+    }
+
+    /// Whether the umem holds a pin on its attachment.
+    #[inline]
+    pub(crate) fn pinned(&self) -> bool {
+        // SAFETY: the lock is held, which serialises the field.
+        unsafe { (*self.raw()).pinned() != 0 }
+    }
+
+    /// Records whether the umem holds a pin.
+    #[inline]
+    pub(crate) fn set_pinned(&self, pinned: bool) {
+        // SAFETY: the lock is held, which serialises the field.
+        unsafe { (*self.raw()).set_pinned(u8::from(pinned)) };
+    }
+
+    /// Whether a mapping is installed (`sgt` set).
+    #[inline]
+    pub(crate) fn is_mapped(&self) -> bool {
+        // SAFETY: the lock is held, which serialises the field.
+        unsafe { !(*self.raw()).sgt.is_null() }
+    }
+
+    /// Stores `mapping` and its window in the C fields drivers read: `sgt`,
+    /// the first/last entry bookkeeping, and `umem.sgt_append.sgt` (`sgl` is
+    /// the first entry of the window, `nents` the number of entries in it).
+    ///
+    /// Refused (the mapping is given back) if a mapping is already installed,
+    /// or if it is a mapping of another attachment.
+    #[inline]
+    pub(crate) fn install_mapping(&self, mapping: UmemMapping<'a>) -> Result<(), UmemMapping<'a>> {
+        if self.is_mapped() {
+            return Err(mapping);
+        }
+        if !ptr::eq(mapping.attachment(), self.attach.attachment()) {
+            return Err(mapping);
+        }
+        let parts = mapping.into_raw_parts();
+        let raw = self.raw();
+        // SAFETY: the lock is held, which serialises these fields; storing the
+        // parts here transfers their ownership to the umem (type invariant of
+        // `UmemDmabuf`; `attach` is the umem's own already).
+        unsafe {
+            (*raw).sgt = parts.sgt.as_ptr();
+            if let Some(p) = parts.window {
+                (*raw).first_sg = p.first;
+                // CAST: offsets are below an entry's `u32` length.
+                (*raw).first_sg_offset = p.first_offset as usize;
+                (*raw).last_sg = p.last;
+                (*raw).last_sg_trim = p.last_trim as usize;
+                (*raw).umem.sgt_append.sgt.sgl = p.first;
+                (*raw).umem.sgt_append.sgt.nents = p.nents;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes the installed mapping back out of the C fields, clearing `sgt` and
+    /// the first/last entry bookkeeping (`umem.sgt_append.sgt` is left as is,
+    /// as the C implementation does).
+    #[inline]
+    pub(crate) fn take_mapping(&self) -> Option<UmemMapping<'a>> {
+        if !self.is_mapped() {
+            return None;
+        }
+        let raw = self.raw();
+        // SAFETY: the lock is held; by the type invariant of `UmemDmabuf` the
+        // fields are the parts of one mapping owned by the umem, reassembled
+        // once since they are cleared here.
+        unsafe {
+            let parts = MappingParts {
+                sgt: NonNull::new((*raw).sgt)?,
+                window: Some(WindowParts {
+                    first: (*raw).first_sg,
+                    // CAST: `unsigned long` to `u64` is lossless here.
+                    first_offset: (*raw).first_sg_offset as u64,
+                    last: (*raw).last_sg,
+                    last_trim: (*raw).last_sg_trim as u64,
+                    nents: (*raw).umem.sgt_append.sgt.nents,
+                }),
+            };
+            (*raw).sgt = ptr::null_mut();
+            (*raw).first_sg = ptr::null_mut();
+            (*raw).first_sg_offset = 0;
+            (*raw).last_sg = ptr::null_mut();
+            (*raw).last_sg_trim = 0;
+            // The umem's own attachment, which the mapping was made for.
+            let mapping = Mapping::from_raw_parts(self.attach.attachment(), parts);
+            Some(mapping)
+        }
+    }
+
+    /// Records the driver's revoke callback.
+    pub(crate) fn set_revoke_callback(&self, cb: RevokeCallback) {
+        // SAFETY: the lock is held, which serialises the fields.
+        unsafe {
+            (*self.raw()).pinned_revoke = cb.func;
+            (*self.raw()).private = cb.data;
+        }
+    }
+
+    /// Calls the driver's revoke callback, if one is set.
+    #[inline]
+    pub(crate) fn call_revoke_callback(&self) {
+        // SAFETY: the lock is held, which serialises the fields.
+        let (func, data) = unsafe { ((*self.raw()).pinned_revoke, (*self.raw()).private) };
+        if let Some(func) = func {
+            // SAFETY: the callback was stored from a `RevokeCallback`, whose
+            // invariant allows this call while the umem lives.
+            unsafe { func(data) };
+        }
+    }
+}
