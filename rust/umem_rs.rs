@@ -29,7 +29,7 @@ module! {
 }
 
 /// The Rust importer's `struct ib_umem_dmabuf_ops`, owned by this module. The
-/// C KUnit suites (rust/kunit/) call it directly, register and unregister it,
+/// C KUnit suites (kunit/) call it directly, register and unregister it,
 /// by this name.
 #[no_mangle]
 #[allow(non_upper_case_globals)]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """bench_report.py LOG OUTDIR [KERNEL]: turns the BENCH and DPBENCH lines of
-a benchmark boot (rust/kunit/bench_test.c, rxe_dmabuf_fuzz regbench,
+a benchmark boot (kunit/bench_test.c, rxe_dmabuf_fuzz regbench,
 rxe_dmabuf_bench) into OUTDIR/results.json, results.md and plots
 (ns_per_entry.png, ratio.png, datapath.png, migrate.png).
 

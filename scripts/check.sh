@@ -117,7 +117,7 @@ UMEM_TIMEOUT=${UMEM_TIMEOUT:-600} "$ROOT/scripts/qemu.sh" bounce "$blog" swiotlb
 UMEM_SMP=${UMEM_SIDE_SMP:-1} TWO_NODE_BIG=${TWO_NODE_BIG:-1048576} TWO_NODE_LOSSY=${TWO_NODE_LOSSY:-rust} \
 	TWO_NODE_BENCH=${TWO_NODE_BENCH:-1,100,65536} "$ROOT/scripts/two_node.sh" "$slog" "$clog" ${UMEM_CMDLINE:-} || true
 wait $rpid
-# The regression gate (rust/kunit/bench_test.c) on the fast kernel, whose
+# The regression gate (kunit/bench_test.c) on the fast kernel, whose
 # dma-buf core does not copy every mapped table as the test kernel's does:
 # the Rust importer's cost per table entry against the C one's, in one boot.
 # Last, because the module tree is rebuilt for that kernel.
