@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 use crate::abs::page::max_seg_size;
-use crate::abs::probe::{case_device, MappingSlot, Stamp};
+use crate::abs::probe::{case_device, CaseDevice, MappingSlot, Stamp};
 use crate::abs::workqueue::msleep;
 use crate::exporter::{self, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -341,6 +341,37 @@ fn refcounts(t: &Test) {
     kunit_expect_eq!(t, exporter::live_buffers(), base);
 }
 
+/// An attachment keeps its device: with KUnit's hold on the importing
+/// device gone (the device unregistered, this case's reference dropped) the
+/// attachment still maps, unmaps and detaches on a live device. The
+/// exporter's map takes the attachment's device (a reference for its table,
+/// `dma_map_sgtable()` on it): without the attachment's own reference the
+/// device would be freed at the unregister and KASAN would report the map.
+fn attachment_keeps_its_device(t: &Test) {
+    let dev = match CaseDevice::new(kernel::c_str!("dmabuf_exporter_rs_gone")) {
+        Ok(dev) => dev,
+        Err(e) => {
+            t.fail(format_args!("no KUnit device: {e:?}"));
+            return;
+        }
+    };
+    let Some(buf) = setup(t, 4 * P, &[1, 2, 1], true) else {
+        return;
+    };
+    let Some(imp) = import(t, dev.device(), &buf) else {
+        return;
+    };
+    dev.unregister();
+    kunit_expect!(t, map(&imp).is_ok());
+    unmap(&imp);
+    drop(imp);
+    kunit_expect_eq!(
+        t,
+        exporter::stats(&buf).map(|s| (s.attachments, s.mappings, s.maps)),
+        Ok((0, 0, 1))
+    );
+}
+
 /// The cases, each run on the KUnit case of its own name.
 #[kunit_tests(dmabuf_exporter_rs)]
 mod suite {
@@ -379,5 +410,10 @@ mod suite {
     #[test]
     fn refcounts() {
         Test::with_current(super::refcounts);
+    }
+
+    #[test]
+    fn attachment_keeps_its_device() {
+        Test::with_current(super::attachment_keeps_its_device);
     }
 }
