@@ -26,7 +26,8 @@
  * nothing and the fast kernel's dma-buf core adds little, so the ratio is
  * that of the importers' own cost per table entry; both sides run in the
  * same boot, interleaved, so the verdict does not depend on the machine's
- * speed. On the test kernel the dma-buf core's debug copy of every mapped
+ * speed. umem_bench_gate_op holds the fixed cost of an operation the same
+ * way (below). On the test kernel the dma-buf core's debug copy of every mapped
  * table (CONFIG_DMABUF_DEBUG) costs several times the importers' walk,
  * and what is left is not their walk either (see Documentation/performance.rst):
  * there the gate measures nothing it could hold to a limit.
@@ -64,6 +65,10 @@ MODULE_PARM_DESC(bench_gate_rounds,
 static unsigned int bench_gate_entries = 65536;
 module_param(bench_gate_entries, uint, 0644);
 MODULE_PARM_DESC(bench_gate_entries, "Bench gate: entries of the exporter's table");
+static unsigned int bench_gate_op_max_pct = 120;
+module_param(bench_gate_op_max_pct, uint, 0644);
+MODULE_PARM_DESC(bench_gate_op_max_pct,
+		 "Bench gate: largest median Rust/C time of a one-entry registration, in percent");
 static unsigned int bench_gate_max_pct = 110;
 module_param(bench_gate_max_pct, uint, 0644);
 MODULE_PARM_DESC(bench_gate_max_pct, "Bench gate: largest median Rust/C time, in percent");
@@ -333,9 +338,60 @@ out:
 	umem_mock_destroy(test, exp);
 }
 
+/*
+ * The gate's second half: the fixed cost of an operation. get + map_pages +
+ * unmap_pages + release of a one-entry umem, in the same rounds of C, Rust,
+ * Rust, C blocks (256 operations each); the median ratio must not exceed
+ * bench_gate_op_max_pct (120) percent. Out-of-line calls into the kernel
+ * crate show here, not per table entry.
+ */
+static void umem_bench_gate_op(struct kunit *test)
+{
+	u32 lens[1] = { PAGE_SIZE }, r, i;
+	struct umem_mock_exp *exp;
+	u64 *ratio, ns[2], median;
+	int fd;
+
+	if (!bench_gate_rounds)
+		kunit_skip(test, "bench_gate_rounds is 0");
+	ratio = kunit_kcalloc(test, bench_gate_rounds, sizeof(*ratio), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ratio);
+	exp = umem_mock_create(test, lens, 1, true);
+	fd = umem_mock_fd(test, exp);
+	/* Warm both sides up. */
+	if (!bench_block(test, &ib_umem_dmabuf_builtin_ops, BENCH_GET_MAP, fd, exp->size, 16) ||
+	    !bench_block(test, &umem_rs_ops, BENCH_GET_MAP, fd, exp->size, 16))
+		goto out;
+	for (r = 0; r < bench_gate_rounds; r++) {
+		ns[0] = 0;
+		ns[1] = 0;
+		for (i = 0; i < ARRAY_SIZE(order); i++) {
+			u64 t = bench_block(test, order[i], BENCH_GET_MAP, fd, exp->size, 256);
+
+			if (!t)
+				goto out;
+			ns[order[i] == &umem_rs_ops] += t;
+		}
+		ratio[r] = div64_u64(ns[1] * 1000, max(ns[0], 1ULL));
+		kunit_info(test, "BENCH_GATE_OP %u %llu %llu %llu.%03llu\n", r, ns[0] / 2,
+			   ns[1] / 2, ratio[r] / 1000, ratio[r] % 1000);
+	}
+	sort(ratio, bench_gate_rounds, sizeof(*ratio), cmp_u64, NULL);
+	median = ratio[bench_gate_rounds / 2];
+	kunit_info(test, "Rust/C per one-entry get + map + unmap + release: median %llu.%03llu of %u rounds (limit %u.%02u)\n",
+		   median / 1000, median % 1000, bench_gate_rounds,
+		   bench_gate_op_max_pct / 100, bench_gate_op_max_pct % 100);
+	KUNIT_EXPECT_LE_MSG(test, median, bench_gate_op_max_pct * 10ULL,
+			    "the Rust importer's fixed cost per operation is above the C one's");
+out:
+	close_fd(fd);
+	umem_mock_destroy(test, exp);
+}
+
 static struct kunit_case umem_bench_cases[] = {
 	KUNIT_CASE_PARAM_ATTR(umem_bench, bench_gen_params, { .speed = KUNIT_SPEED_SLOW }),
 	KUNIT_CASE_ATTR(umem_bench_gate, { .speed = KUNIT_SPEED_SLOW }),
+	KUNIT_CASE_ATTR(umem_bench_gate_op, { .speed = KUNIT_SPEED_SLOW }),
 	{}
 };
 
