@@ -202,6 +202,23 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
+ * A gate's verdict: the median of the bench_gate_rounds per-round Rust/C
+ * ratios in @ratio (thousandths) must not exceed @max_pct percent.
+ */
+static void gate_verdict(struct kunit *test, u64 *ratio, unsigned int max_pct, const char *what)
+{
+	u64 median;
+
+	sort(ratio, bench_gate_rounds, sizeof(*ratio), cmp_u64, NULL);
+	median = ratio[bench_gate_rounds / 2];
+	kunit_info(test, "Rust/C per %s: median %llu.%03llu of %u rounds (limit %u.%02u)\n",
+		   what, median / 1000, median % 1000, bench_gate_rounds, max_pct / 100,
+		   max_pct % 100);
+	KUNIT_EXPECT_LE_MSG(test, median, max_pct * 10ULL,
+			    "the Rust importer is slower than the C one: %s", what);
+}
+
+/*
  * Times @iters map_pages + unmap_pages of umem @u (reservation lock taken
  * and dropped around each); ns per pair, or 0 if a map failed.
  */
@@ -268,7 +285,8 @@ static void umem_bench_gate(struct kunit *test)
 	u32 *lens, i, r, n = bench_gate_entries, iters;
 	struct dma_buf_attachment *core = NULL;
 	struct umem_mock_exp *exp;
-	u64 *ratio, ns[2], median, base;
+	u64 *ratio, ns[2], base;
+	char what[64];
 	int fd;
 
 	if (!bench_gate_rounds || !n)
@@ -321,13 +339,8 @@ static void umem_bench_gate(struct kunit *test)
 		kunit_info(test, "BENCH_GATE %u %llu %llu %llu.%03llu core %llu\n", r, ns[0] / 2,
 			   ns[1] / 2, ratio[r] / 1000, ratio[r] % 1000, base);
 	}
-	sort(ratio, bench_gate_rounds, sizeof(*ratio), cmp_u64, NULL);
-	median = ratio[bench_gate_rounds / 2];
-	kunit_info(test, "Rust/C per map_pages + unmap_pages of %u entries: median %llu.%03llu of %u rounds (limit %u.%02u)\n",
-		   n, median / 1000, median % 1000, bench_gate_rounds, bench_gate_max_pct / 100,
-		   bench_gate_max_pct % 100);
-	KUNIT_EXPECT_LE_MSG(test, median, bench_gate_max_pct * 10ULL,
-			    "the Rust importer is slower than the C one per table entry");
+	snprintf(what, sizeof(what), "map_pages + unmap_pages of %u entries", n);
+	gate_verdict(test, ratio, bench_gate_max_pct, what);
 out:
 	if (core)
 		dma_buf_detach(exp->dmabuf, core);
@@ -349,7 +362,7 @@ static void umem_bench_gate_op(struct kunit *test)
 {
 	u32 lens[1] = { PAGE_SIZE }, r, i;
 	struct umem_mock_exp *exp;
-	u64 *ratio, ns[2], median;
+	u64 *ratio, ns[2];
 	int fd;
 
 	if (!bench_gate_rounds)
@@ -376,13 +389,7 @@ static void umem_bench_gate_op(struct kunit *test)
 		kunit_info(test, "BENCH_GATE_OP %u %llu %llu %llu.%03llu\n", r, ns[0] / 2,
 			   ns[1] / 2, ratio[r] / 1000, ratio[r] % 1000);
 	}
-	sort(ratio, bench_gate_rounds, sizeof(*ratio), cmp_u64, NULL);
-	median = ratio[bench_gate_rounds / 2];
-	kunit_info(test, "Rust/C per one-entry get + map + unmap + release: median %llu.%03llu of %u rounds (limit %u.%02u)\n",
-		   median / 1000, median % 1000, bench_gate_rounds,
-		   bench_gate_op_max_pct / 100, bench_gate_op_max_pct % 100);
-	KUNIT_EXPECT_LE_MSG(test, median, bench_gate_op_max_pct * 10ULL,
-			    "the Rust importer's fixed cost per operation is above the C one's");
+	gate_verdict(test, ratio, bench_gate_op_max_pct, "one-entry get + map + unmap + release");
 out:
 	close_fd(fd);
 	umem_mock_destroy(test, exp);
