@@ -25,5 +25,11 @@ extern const struct dma_buf_attach_ops umem_test_drv_ops_no_move;
 void umem_test_drv_revoke(void *priv);
 int umem_test_init(struct kunit *test);
 void umem_test_exit(struct kunit *test);
+/*
+ * For the Rust suite (rust/tests.rs): an ib_device (never registered) with a
+ * KUnit device of 64-bit DMA as its DMA device, both freed when the case
+ * ends; NULL on failure.
+ */
+struct ib_device *umem_test_ibdev(struct kunit *test);
 
 #endif /* UMEM_TEST_H */

@@ -68,3 +68,25 @@ void umem_test_exit(struct kunit *test)
 		ib_dealloc_device(ctx->ibdev);
 	umem_test_cur = NULL;
 }
+
+static void umem_test_free_ibdev(void *ibdev)
+{
+	ib_dealloc_device(ibdev);
+}
+
+struct ib_device *umem_test_ibdev(struct kunit *test)
+{
+	struct ib_device *ibdev;
+	struct device *dev;
+
+	dev = kunit_device_register(test, "umem_dmabuf_rs_abs");
+	if (IS_ERR(dev) || dma_coerce_mask_and_coherent(dev, DMA_BIT_MASK(64)))
+		return NULL;
+	ibdev = _ib_alloc_device(sizeof(*ibdev), &init_net);
+	if (!ibdev)
+		return NULL;
+	ibdev->dma_device = dev;
+	if (kunit_add_action_or_reset(test, umem_test_free_ibdev, ibdev))
+		return NULL;
+	return ibdev;
+}

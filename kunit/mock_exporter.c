@@ -317,6 +317,11 @@ struct umem_mock_exp *umem_mock_create(struct kunit *test, const u32 *lens,
 	return exp;
 }
 
+struct dma_buf *umem_mock_dmabuf(struct umem_mock_exp *exp)
+{
+	return exp->dmabuf;
+}
+
 int umem_mock_fd(struct kunit *test, struct umem_mock_exp *exp)
 {
 	int fd;

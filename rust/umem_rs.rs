@@ -5,15 +5,16 @@
 //! Layers, with dependencies pointing down only:
 //! - this file: the module, its ops table ([`umem_rs_ops`]), its registration
 //!   with ib_core and the call counters behind `<debugfs>/umem_dmabuf_rs/calls`.
-//! - [`tests`]: the KUnit suite of the abstraction layer, built in Rust.
+//! - [`tests`]: the Rust KUnit suite, what the safe layer refuses at run time.
 //! - [`importer`]: the importer logic, with exact C parity and no `unsafe`.
 //! - [`abs`]: safe abstractions over the RDMA objects (umem, ib_device, the
 //!   ops table's trampolines); all of the module's `unsafe` lives there.
-//! - the kernel crate: dma-buf, DMA, scatterlist and KUnit abstractions,
-//!   added by the patch series (sources in `rust/kernel/`).
+//! - the kernel crate: 7.3's DMA, scatterlist and KUnit abstractions, and
+//!   `kernel::dma_buf`, added by the patch series (patches/linux-7.3/).
 
 mod abs;
 mod importer;
+mod tests;
 
 use abs::umem::{Entry, Registration, UmemOps};
 use core::sync::atomic::{AtomicU64, Ordering};

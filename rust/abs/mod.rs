@@ -7,8 +7,10 @@
 //! crate (7.3's own, and `kernel::dma_buf` from the patch series); what is
 //! left here wraps the RDMA side: the `ib_device` and `ib_umem_dmabuf` of
 //! ib_core and the hook through which ib_core calls this module (patch 3 of
-//! the series), plus the C shim's parameters.
+//! the series), plus the C shim's parameters and the fixtures of the Rust
+//! KUnit suite.
 
 pub(crate) mod device;
 pub(crate) mod shim;
+pub(crate) mod testing;
 pub(crate) mod umem;

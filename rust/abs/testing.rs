@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Fixtures of the module's Rust KUnit suite ([`crate::tests`]): a buffer of
+//! the C suites' mock exporter, their test ib_device, and the one misuse the
+//! suite must stage with `unsafe`, a mapping of another attachment.
+//!
+//! C headers: [`include/umem_mock_exporter.h`](../../include/umem_mock_exporter.h),
+//! [`include/umem_test.h`](../../include/umem_test.h)
+
+use super::device::IbDevice;
+use super::umem::UmemLocked;
+use core::marker::PhantomData;
+use core::ptr::{self, NonNull};
+use kernel::bindings;
+use kernel::dma_buf::{Attachment, DmaBuf, Mapping};
+use kernel::ffi::c_void;
+use kernel::kunit::Test;
+use kernel::prelude::*;
+use kernel::sync::aref::ARef;
+
+/// `struct umem_mock_exp`, opaque here.
+#[repr(C)]
+struct MockExp {
+    _opaque: [u8; 0],
+}
+
+extern "C" {
+    fn umem_mock_create(
+        test: *mut bindings::kunit,
+        lens: *const u32,
+        nents: u32,
+        dynamic: bool,
+    ) -> *mut MockExp;
+    // `struct dma_buf` and `struct ib_device`, untyped here: their bindings
+    // end in flexible arrays, which the FFI lint rejects in a signature.
+    fn umem_mock_dmabuf(exp: *mut MockExp) -> *mut c_void;
+    fn umem_mock_destroy(test: *mut bindings::kunit, exp: *mut MockExp);
+    fn umem_test_ibdev(test: *mut bindings::kunit) -> *mut c_void;
+}
+
+/// The running case's `struct kunit`.
+fn current(_case: &Test) -> *mut bindings::kunit {
+    // SAFETY: FFI call without preconditions; `_case` shows that a case runs
+    // on this thread, so the result is its live `struct kunit`.
+    unsafe { bindings::kunit_get_current_test() }
+}
+
+/// A dynamic buffer of the mock exporter (pin, move notifications) for one
+/// case; dropping it checks that every attach, pin and map was undone and
+/// that the buffer was released.
+///
+/// # Invariants
+///
+/// `exp` was made by `umem_mock_create` for the case whose `struct kunit` is
+/// `test`, which outlives `'t`; it is destroyed once, in `drop`.
+pub(crate) struct MockBuffer<'t> {
+    exp: NonNull<MockExp>,
+    test: *mut bindings::kunit,
+    _case: PhantomData<&'t Test>,
+}
+
+impl<'t> MockBuffer<'t> {
+    /// Exports a buffer whose table has entries of the lengths `lens` (the
+    /// exporter keeps the slice, hence `'static`).
+    pub(crate) fn new(case: &'t Test, lens: &'static [u32]) -> Result<Self> {
+        let nents = u32::try_from(lens.len())?;
+        let test = current(case);
+        // SAFETY: `test` is the running case; `lens` has `nents` entries and
+        // outlives the buffer. On failure the call ends the case, as
+        // KUNIT_ASSERT does, so a null return is not expected.
+        let exp = unsafe { umem_mock_create(test, lens.as_ptr(), nents, true) };
+        // INVARIANT: made for the running case just now.
+        Ok(Self {
+            exp: NonNull::new(exp).ok_or(ENOMEM)?,
+            test,
+            _case: PhantomData,
+        })
+    }
+
+    /// A new reference to the buffer.
+    pub(crate) fn dmabuf(&self) -> ARef<DmaBuf> {
+        // SAFETY: the buffer lives until `self` is dropped (type invariant),
+        // and the reference taken here keeps it alive after.
+        let buf = unsafe { DmaBuf::from_raw(umem_mock_dmabuf(self.exp.as_ptr()).cast()) };
+        buf.into()
+    }
+}
+
+impl Drop for MockBuffer<'_> {
+    fn drop(&mut self) {
+        // SAFETY: made for this case, which is still running (`'t`), and
+        // destroyed once (type invariant).
+        unsafe { umem_mock_destroy(self.test, self.exp.as_ptr()) };
+    }
+}
+
+/// An RDMA device for the running case, never registered, whose DMA device
+/// is a KUnit device with 64-bit DMA; both are freed when the case ends.
+pub(crate) fn ib_device(case: &Test) -> Result<&IbDevice> {
+    // SAFETY: `current` is the running case.
+    let ibdev = unsafe { umem_test_ibdev(current(case)) }.cast::<bindings::ib_device>();
+    if ibdev.is_null() {
+        return Err(ENOMEM);
+    }
+    // SAFETY: live until the case ends, which outlives the borrow of `case`.
+    Ok(unsafe { IbDevice::from_raw(ibdev) })
+}
+
+/// Maps `other`, another attachment of the buffer `umem` is attached to,
+/// under the lock `umem` holds, trims it to the umem's range as the importer
+/// does, and offers it to [`UmemLocked::install_mapping`]. The safe API
+/// cannot make this mapping: a [`kernel::dma_buf::LockedAttachment`] of
+/// `other` would need the lock a second time.
+///
+/// `Ok(true)`: refused, as it must be. `Ok(false)`: installed; it is taken
+/// back out. Either way it is then unmapped through `other`, leaving `umem`
+/// unmapped. `EINVAL` if `other` belongs to another buffer; `EBUSY` if
+/// `umem` holds a mapping already.
+pub(crate) fn install_foreign<'a>(umem: &UmemLocked<'a>, other: &'a Attachment) -> Result<bool> {
+    if !ptr::eq(other.dmabuf(), umem.attachment().attachment().dmabuf()) {
+        return Err(EINVAL);
+    }
+    if umem.is_mapped() {
+        return Err(EBUSY);
+    }
+    // SAFETY: the lock of `other`'s buffer, `umem`'s, is held for `'a`
+    // (invariant of `UmemLocked`), so for the call.
+    let parts = unsafe { other.with_assumed_lock(|l| l.map().map(Mapping::into_raw_parts)) }?;
+    // SAFETY: the parts of a mapping of `other`, given up just now.
+    let mut mapping = unsafe { Mapping::from_raw_parts(other, parts) };
+    let start = umem.umem().address();
+    mapping.set_window(start, start.wrapping_add(umem.umem().length()));
+    let (parts, refused) = match umem.install_mapping(mapping) {
+        Err(refused) => (refused.into_raw_parts(), true),
+        // Taken back as the umem's, but made for `other`, window included.
+        Ok(()) => match umem.take_mapping() {
+            Some(mapping) => (mapping.into_raw_parts(), false),
+            None => return Err(EINVAL),
+        },
+    };
+    // SAFETY: either way, the parts of the mapping of `other` made above,
+    // given up once.
+    let mapping = unsafe { Mapping::from_raw_parts(other, parts) };
+    // SAFETY: the lock is held for `'a`, as above.
+    unsafe { other.with_assumed_lock(|l| l.unmap(mapping)) };
+    Ok(refused)
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `umem_dmabuf_rs_abs`: what the safe layer of [`crate::abs`]
+//! refuses at run time, on a buffer of the C suites' mock exporter. The C
+//! suites (kunit/) test the importer through ib_core's entry points.
+
+#![forbid(unsafe_code)]
+
+use crate::abs::testing::{ib_device, install_foreign, MockBuffer};
+use crate::abs::umem::{OwnedUmem, UmemAttachOps, UmemDmabuf, UmemImpl};
+use crate::importer::RustImporter;
+use kernel::dma_buf::export::OwnedImport;
+use kernel::dma_buf::{Importer, LockedAttachment};
+use kernel::kunit::Test;
+use kernel::page::PAGE_SIZE;
+use kernel::prelude::*;
+use kernel::{kunit_expect, kunit_expect_eq};
+
+/// Four entries of one, two, one and four pages.
+static LENS: [u32; 4] = [PAGE, 2 * PAGE, PAGE, 4 * PAGE];
+// CAST: a page is far below `u32::MAX`.
+const PAGE: u32 = PAGE_SIZE as u32;
+const SIZE: usize = 8 * PAGE_SIZE;
+
+/// Attach ops of the case's umem: a driver that is never told of a move
+/// (the case moves nothing).
+struct CaseOps;
+
+impl Importer for CaseOps {
+    type Priv = UmemDmabuf;
+    const ALLOW_PEER2PEER: bool = true;
+
+    fn invalidate_mappings(_umem: &UmemDmabuf, _attach: LockedAttachment<'_>) {}
+}
+
+/// A second importer of the same buffer, with no state.
+struct Sibling;
+
+impl Importer for Sibling {
+    type Priv = ();
+    const ALLOW_PEER2PEER: bool = true;
+
+    fn invalidate_mappings(_priv: &(), _attach: LockedAttachment<'_>) {}
+}
+
+/// A umem may only hold a mapping of its own attachment: the table of
+/// another attachment of the same buffer is refused, then the umem's own is
+/// taken (one mapping more, one unmapping more: the exporter's counts,
+/// checked when the buffer goes, stay balanced).
+fn install_refuses_foreign(t: &Test) {
+    let (buf, ibdev) = match (MockBuffer::new(t, &LENS), ib_device(t)) {
+        (Ok(buf), Ok(ibdev)) => (buf, ibdev),
+        _ => return t.fail(format_args!("no buffer or device for the case")),
+    };
+    let Some(dev) = ibdev.dma_device() else {
+        return t.fail(format_args!("the case's ib_device has no DMA device"));
+    };
+    let ops = Some(UmemAttachOps::of::<CaseOps>());
+    let umem = match OwnedUmem::new(ibdev, 0, SIZE, true, buf.dmabuf(), dev, ops) {
+        Ok(umem) => umem,
+        Err(e) => return t.fail(format_args!("umem: {e:?}")),
+    };
+    let other = match OwnedImport::<Sibling>::new(buf.dmabuf(), dev, Ok(())) {
+        Ok(other) => other,
+        Err(e) => return t.fail(format_args!("second attachment: {e:?}")),
+    };
+    let Ok(guard) = umem.get().lock() else {
+        return t.fail(format_args!("umem not locked"));
+    };
+    let view = guard.view();
+    kunit_expect_eq!(t, install_foreign(&view, other.attachment()), Ok(true));
+    kunit_expect!(t, !view.is_mapped());
+    kunit_expect_eq!(t, RustImporter::map_pages(&view), Ok(()));
+    kunit_expect!(t, view.is_mapped());
+    RustImporter::unmap_pages(&view);
+    kunit_expect!(t, !view.is_mapped());
+}
+
+#[kunit_tests(umem_dmabuf_rs_abs)]
+mod suite {
+    use kernel::kunit::Test;
+
+    #[test]
+    fn install_refuses_foreign() {
+        Test::with_current(super::install_refuses_foreign);
+    }
+}
