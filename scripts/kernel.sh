@@ -51,13 +51,13 @@ apply_patches() {
 configure() {
 	local cfg=$UMEM_CACHE/config-$UMEM_KERNEL$KSUFFIX frag
 	mkdir -p "$cfg" "$KOUT"
-	make -s -C "$KSRC" O="$cfg" LLVM=$KLLVM tinyconfig >"$LOGDIR/config.log" 2>&1 ||
-		{ tail -20 "$LOGDIR/config.log"; die "make tinyconfig failed"; }
+	make -s -C "$KSRC" O="$cfg" LLVM=$KLLVM tinyconfig >"$LOGDIR/config-$UMEM_KERNEL.log" 2>&1 ||
+		{ tail -20 "$LOGDIR/config-$UMEM_KERNEL.log"; die "make tinyconfig failed"; }
 	(cd "$KSRC" && scripts/kconfig/merge_config.sh -m -O "$cfg" "$cfg/.config" \
 		kernel/configs/kvm_guest.config "${KFRAGMENTS[@]}") \
-		>>"$LOGDIR/config.log" 2>&1 || die "merge_config.sh failed (see $LOGDIR/config.log)"
-	make -s -C "$KSRC" O="$cfg" LLVM=$KLLVM olddefconfig >>"$LOGDIR/config.log" 2>&1 ||
-		{ tail -20 "$LOGDIR/config.log"; die "make olddefconfig failed"; }
+		>>"$LOGDIR/config-$UMEM_KERNEL.log" 2>&1 || die "merge_config.sh failed (see $LOGDIR/config-$UMEM_KERNEL.log)"
+	make -s -C "$KSRC" O="$cfg" LLVM=$KLLVM olddefconfig >>"$LOGDIR/config-$UMEM_KERNEL.log" 2>&1 ||
+		{ tail -20 "$LOGDIR/config-$UMEM_KERNEL.log"; die "make olddefconfig failed"; }
 	for frag in "${KFRAGMENTS[@]}"; do
 		"$ROOT/scripts/check-config.sh" "$frag" "$cfg/.config"
 	done
@@ -89,9 +89,9 @@ main() {
 	say "configuring the $UMEM_KERNEL kernel (tinyconfig + kvm_guest.config + ${KFRAGMENTS[*]##*/})"
 	configure
 	rm -f "$KOUT/.umem-key"
-	say "building the $UMEM_KERNEL kernel $(kernel_pkg_version) (a first build takes 8 to 15 minutes on 2 cores; full log: $LOGDIR/kernel-build.log)"
+	say "building the $UMEM_KERNEL kernel $(kernel_pkg_version) (a first build takes 10 to 25 minutes on 2 cores; full log: $LOGDIR/kernel-build-$UMEM_KERNEL.log)"
 	PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-$UMEM_KERNEL$KSUFFIX \
-		run_with_progress "kernel build" "$LOGDIR/kernel-build.log" "$KOUT" \
+		run_with_progress "kernel build" "$LOGDIR/kernel-build-$UMEM_KERNEL.log" "$KOUT" \
 		make -C "$KSRC" O="$KOUT" LLVM=$KLLVM -j"$(nproc)"
 	find "$KOUT" -name '*.o' | wc -l >"$UMEM_CACHE/objcount-$UMEM_KERNEL$KSUFFIX"
 	echo "$key" >"$KOUT/.umem-key"
