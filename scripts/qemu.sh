@@ -30,6 +30,15 @@
 # importer's failures vanished). UMEM_QEMU_ARGS adds QEMU arguments
 # (scripts/two_node.sh: a second NIC on a link to another guest). UMEM_SMP
 # sets the guest's vCPUs (default 2).
+#
+# Device memory: the guest is a q35 machine whose NIC sits behind a PCIe
+# switch together with an ivshmem-plain device; its BAR 2 (UMEM_DEVMEM_MB,
+# default 64) is the RAM of a file the host can read after the guest ends
+# (build/devmem-LOGNAME.bin), which the exporter sample exports as device
+# memory. Both endpoints hang below the switch's upstream port, so the
+# kernel's peer-to-peer distance check passes without crossing the root
+# complex (no host-bridge allow-list involved), and there is no virtual
+# IOMMU, so no ACS redirection either (Documentation/devmem.rst).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -41,6 +50,7 @@ stall=${UMEM_STALL:-900}
 # One initramfs per boot (named after its log): make check boots several
 # guests at the same time.
 initrd=$ROOT/build/initramfs-$(basename "$log" .log).cpio
+devmem=$ROOT/build/devmem-$(basename "$log" .log).bin
 
 mkdir -p "$(dirname "$log")"
 "$ROOT/scripts/initramfs.sh" "$initrd"
@@ -53,12 +63,26 @@ fi
 pin=()
 [ -z "${UMEM_QEMU_CPUS:-}" ] || pin=(taskset -c "$UMEM_QEMU_CPUS")
 
+# The PCIe topology (see above): root port -> switch -> {ivshmem, NIC, a
+# free port for a second NIC (scripts/two_node.sh: bus=sw0p2), which so
+# comes after the first (eth1)}.
+rm -f "$devmem"
+truncate -s "${UMEM_DEVMEM_MB:-64}M" "$devmem"
+machine=(-M q35
+	-device pcie-root-port,id=rp0,bus=pcie.0,chassis=1
+	-device x3130-upstream,id=sw0,bus=rp0
+	-device xio3130-downstream,id=sw0p0,bus=sw0,chassis=2,slot=0
+	-device xio3130-downstream,id=sw0p1,bus=sw0,chassis=3,slot=0
+	-device xio3130-downstream,id=sw0p2,bus=sw0,chassis=4,slot=0
+	-object memory-backend-file,id=devmem0,share=on,mem-path="$devmem",size="${UMEM_DEVMEM_MB:-64}M"
+	-device ivshmem-plain,memdev=devmem0,bus=sw0p0
+	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0,bus=sw0p1)
+
 say "booting $(kernel_pkg_version) under QEMU (${accel[1]}${pin:+, on host CPU $UMEM_QEMU_CPUS}), job '$job' (serial log: $log)"
 start=$SECONDS
 rc=0
 "${pin[@]}" qemu-system-x86_64 "${accel[@]}" -smp "${UMEM_SMP:-2}" -m 2G \
-	-nographic -no-reboot -nodefaults -serial stdio \
-	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 ${UMEM_QEMU_ARGS:-} \
+	-nographic -no-reboot -nodefaults -serial stdio "${machine[@]}" ${UMEM_QEMU_ARGS:-} \
 	-kernel "$KOUT/arch/x86/boot/bzImage" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 sysctl.kernel.panic_on_rcu_stall=1 acpi=noirq slab_nomerge log_buf_len=16M no5lvl umem.job=$job $*" \
 	</dev/null >"$log" 2>&1 &

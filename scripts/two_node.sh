@@ -77,7 +77,7 @@ PY
 link() {	# link LOCAL_PORT REMOTE_PORT MAC: the second NIC's QEMU arguments
 	printf -- '-netdev dgram,id=w0,local.type=inet,local.host=127.0.0.1,local.port=%s,%s %s' \
 		"$1" "remote.type=inet,remote.host=127.0.0.1,remote.port=$2" \
-		"-device virtio-net-pci,netdev=w0,mac=$3"
+		"-device virtio-net-pci,netdev=w0,mac=$3,bus=sw0p2"
 }
 netem=${TWO_NODE_NETEM-loss,1%,delay,1ms,reorder,1%}
 say "two machines on a virtual link (UDP ports $p1 and $p2; netem: ${netem:-none})"

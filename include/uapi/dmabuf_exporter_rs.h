@@ -17,7 +17,8 @@
 
 /* CREATE flags */
 #define DMABUF_EXP_F_DYNAMIC	(1U << 0)	/* pin/unpin, can migrate */
-#define DMABUF_EXP_F_ALL	DMABUF_EXP_F_DYNAMIC
+#define DMABUF_EXP_F_DEVMEM	(1U << 1)	/* in device memory; needs F_DYNAMIC */
+#define DMABUF_EXP_F_ALL	(DMABUF_EXP_F_DYNAMIC | DMABUF_EXP_F_DEVMEM)
 
 #define DMABUF_EXP_MAX_SIZE	(1ULL << 30)	/* bytes */
 #define DMABUF_EXP_MAX_CHUNKS	65536
@@ -34,6 +35,10 @@
  *	is one entry of the exported table
  * @nchunks: 0 for one page per entry, else at most DMABUF_EXP_MAX_CHUNKS
  * @fd: out: the dma-buf file descriptor (O_RDWR | O_CLOEXEC)
+ *
+ * With DMABUF_EXP_F_DEVMEM the buffer starts in device memory (the BAR of an
+ * ivshmem-plain device the module drives); errors: ENODEV without one,
+ * ENOMEM when it is full, EINVAL without DMABUF_EXP_F_DYNAMIC.
  */
 struct dmabuf_exp_create {
 	__u32 version;
@@ -53,8 +58,12 @@ struct dmabuf_exp_create {
  *	DMABUF_EXP_MAX_DELAY_MS
  * @flags: DMABUF_EXP_MIGRATE_F_*; unknown bits are refused
  *
+ * The buffer moves to new memory of the same kind, or to device or system
+ * memory with DMABUF_EXP_MIGRATE_F_TO_DEVMEM or DMABUF_EXP_MIGRATE_F_TO_SYSTEM.
+ *
  * Errors: EBUSY if an importer pinned the buffer, EOPNOTSUPP for a static
- * buffer, EINVAL for a buffer of another exporter or unknown flags.
+ * buffer, EINVAL for a buffer of another exporter or unknown flags (or both
+ * destinations), ENODEV without device memory.
  */
 struct dmabuf_exp_migrate {
 	__u32 version;
@@ -69,6 +78,8 @@ struct dmabuf_exp_migrate {
  * cannot map again.
  */
 #define DMABUF_EXP_MIGRATE_F_FAIL_MAPS	(1U << 0)
+#define DMABUF_EXP_MIGRATE_F_TO_DEVMEM	(1U << 1)
+#define DMABUF_EXP_MIGRATE_F_TO_SYSTEM	(1U << 2)
 
 /**
  * struct dmabuf_exp_stats - counters of a buffer
@@ -80,6 +91,11 @@ struct dmabuf_exp_migrate {
  * @maps: mappings made so far
  * @migrations: migrations so far
  * @move_notifies: attachments notified of a move so far
+ * @p2p_maps: mappings of device memory (peer-to-peer tables) made so far
+ * @unrestored: tables of device memory given back changed (an importer
+ *	trimmed one and did not restore it)
+ * @placement: DMABUF_EXP_PLACEMENT_*: where the buffer is now
+ * @reserved: zero
  */
 struct dmabuf_exp_stats {
 	__u32 version;
@@ -90,7 +106,14 @@ struct dmabuf_exp_stats {
 	__u64 maps;
 	__u64 migrations;
 	__u64 move_notifies;
+	__u64 p2p_maps;
+	__u64 unrestored;
+	__u32 placement;
+	__u32 reserved;
 };
+
+#define DMABUF_EXP_PLACEMENT_SYSTEM	0
+#define DMABUF_EXP_PLACEMENT_DEVMEM	1
 
 /**
  * struct dmabuf_exp_inject - make later pins or maps of a buffer fail

@@ -9,15 +9,25 @@
 //! fence and an invalidation to every importer; a work item copies the old
 //! contents and then signals the fence, so importers that re-map must wait
 //! for it. A pinned buffer refuses to migrate.
+//!
+//! A dynamic buffer may also live in device memory (a PCI BAR made
+//! peer-to-peer memory, [`crate::devmem`]), as GPU VRAM does. An importer
+//! whose device reaches the BAR peer-to-peer gets a table of bus addresses
+//! in it; for any other importer the buffer first moves to system memory,
+//! inside its map (or pin) callback, with every other importer told, as
+//! amdgpu and xe do; a buffer pinned in device memory refuses such an
+//! importer with `EBUSY`.
 
 #![forbid(unsafe_code)]
 
+use crate::abs::p2p::{self, P2pTable, VramSet};
 use crate::abs::page::{ChunkSet, PageTable, MAX_CHUNK_ORDER};
+use crate::abs::table::BufTable;
 use crate::abs::workqueue::{msleep, OwnedQueue};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::dma::DataDirection;
 use kernel::dma_buf::export::MoveFence as Fence;
-use kernel::dma_buf::export::{self, BufGuard, Exporter, Fault};
+use kernel::dma_buf::export::{self, BufLocked, Exporter, Fault};
 use kernel::dma_buf::{Attachment, DmaBuf};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
@@ -42,6 +52,8 @@ struct Stats {
     maps: AtomicU64,
     migrations: AtomicU64,
     move_notifies: AtomicU64,
+    p2p_maps: AtomicU64,
+    unrestored: AtomicU64,
 }
 
 /// A snapshot of a buffer's counters.
@@ -59,6 +71,74 @@ pub(crate) struct StatsSnapshot {
     pub(crate) migrations: u64,
     /// Attachments notified of a move so far.
     pub(crate) move_notifies: u64,
+    /// Mappings of device memory (peer-to-peer) made so far.
+    pub(crate) p2p_maps: u64,
+    /// Tables given back changed (an importer that trimmed one and did not
+    /// restore it); only tables of device memory are checked.
+    pub(crate) unrestored: u64,
+    /// Where the buffer is now.
+    pub(crate) placement: Placement,
+}
+
+/// Where a buffer's memory is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// System pages.
+    #[default]
+    System,
+    /// Device memory, reached peer-to-peer.
+    Device,
+}
+
+/// A buffer's memory.
+#[derive(Clone)]
+enum Store {
+    System(Arc<ChunkSet>),
+    Device(Arc<VramSet>),
+}
+
+impl Store {
+    /// Allocates zeroed memory of layout `orders` in `placement`.
+    fn new(orders: &[u32], placement: Placement) -> Result<Self> {
+        Ok(match placement {
+            Placement::System => Store::System(Arc::new(ChunkSet::new(orders)?, GFP_KERNEL)?),
+            Placement::Device => {
+                let set = VramSet::new_in(&p2p::current()?, orders)?;
+                Store::Device(Arc::new(set, GFP_KERNEL)?)
+            }
+        })
+    }
+
+    fn placement(&self) -> Placement {
+        match self {
+            Store::System(_) => Placement::System,
+            Store::Device(_) => Placement::Device,
+        }
+    }
+
+    /// Copies the contents of `src` (same layout).
+    fn copy_from(&self, src: &Store) -> Result {
+        match (self, src) {
+            (Store::System(to), Store::System(from)) => to.copy_from(&**from),
+            (Store::System(to), Store::Device(from)) => to.copy_from(&**from),
+            (Store::Device(to), Store::System(from)) => to.copy_from(&**from),
+            (Store::Device(to), Store::Device(from)) => to.copy_from(&**from),
+        }
+    }
+
+    fn read(&self, offset: usize, out: &mut [u8]) -> Result {
+        match self {
+            Store::System(s) => s.read(offset, out),
+            Store::Device(s) => s.read(offset, out),
+        }
+    }
+
+    fn write(&self, offset: usize, data: &[u8]) -> Result {
+        match self {
+            Store::System(s) => s.write(offset, data),
+            Store::Device(s) => s.write(offset, data),
+        }
+    }
 }
 
 /// Buffers exported and not yet released.
@@ -93,7 +173,7 @@ pub(crate) struct Buffer {
     dynamic: bool,
     /// The current backing store; mapped tables keep the one they map.
     #[pin]
-    store: Mutex<Arc<ChunkSet>>,
+    store: Mutex<Store>,
     stats: Stats,
     /// Test aids: the errno every pin, and every map, fails with (0: none);
     /// see [`inject`] and [`migrate`].
@@ -122,7 +202,7 @@ macro_rules! exporter_impl {
     ($t:ty, $($extra:tt)*) => {
         #[vtable]
         impl Exporter for $t {
-            type Table = PageTable;
+            type Table = BufTable;
             const OPS: &'static export::ExporterOps<Self> = kernel::dma_buf_exporter_ops!($t);
 
             fn attach(&self, _attach: &Attachment) -> Result {
@@ -134,17 +214,32 @@ macro_rules! exporter_impl {
                 self.buf.stats.attachments.fetch_sub(1, Ordering::Relaxed);
             }
 
-            fn map(&self, attach: &Attachment, dir: DataDirection) -> Result<KBox<PageTable>> {
+            fn map(
+                &self,
+                attach: &Attachment,
+                locked: &BufLocked<'_>,
+                dir: DataDirection,
+            ) -> Result<KBox<BufTable>> {
                 injected(&self.buf.fail_map)?;
-                let store = self.buf.store.lock().clone();
-                let table = PageTable::new(store, attach, dir)?;
+                let table = match self.buf.store_for(attach, locked)? {
+                    Store::System(pages) => BufTable::pages(PageTable::new(pages, attach, dir)?)?,
+                    Store::Device(set) => {
+                        let table = P2pTable::new(set, attach, locked, dir)?;
+                        let table = BufTable::p2p(table, attach, locked)?;
+                        self.buf.stats.p2p_maps.fetch_add(1, Ordering::Relaxed);
+                        table
+                    }
+                };
                 self.buf.stats.mappings.fetch_add(1, Ordering::Relaxed);
                 self.buf.stats.maps.fetch_add(1, Ordering::Relaxed);
                 Ok(table)
             }
 
-            fn unmap(&self, _attach: &Attachment, table: KBox<PageTable>) {
-                drop(table);
+            fn unmap(&self, attach: &Attachment, locked: &BufLocked<'_>, table: KBox<BufTable>) {
+                if !table.intact() {
+                    self.buf.stats.unrestored.fetch_add(1, Ordering::Relaxed);
+                }
+                table.free(attach, locked);
                 self.buf.stats.mappings.fetch_sub(1, Ordering::Relaxed);
             }
 
@@ -156,7 +251,11 @@ macro_rules! exporter_impl {
                 let guard = dmabuf.resv().lock();
                 guard.wait_kernel_fences()?;
                 let store = self.buf.store.lock().clone();
-                let r = store.install(fault, index);
+                // Device memory is not mapped for the CPU (yet): SIGBUS.
+                let r = match store {
+                    Store::System(pages) => pages.install(fault, index),
+                    Store::Device(_) => Err(EOPNOTSUPP),
+                };
                 drop(guard);
                 r
             }
@@ -175,13 +274,16 @@ exporter_impl! { StaticExp, }
 
 exporter_impl! {
     DynamicExp,
-    fn pin(&self, _attach: &Attachment) -> Result {
+    fn pin(&self, attach: &Attachment, locked: &BufLocked<'_>) -> Result {
         injected(&self.buf.fail_pin)?;
+        // Pinned where the importer reaches it: out of device memory first
+        // for one that does not.
+        self.buf.store_for(attach, locked)?;
         self.buf.stats.pins.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
-    fn unpin(&self, _attach: &Attachment) {
+    fn unpin(&self, _attach: &Attachment, _locked: &BufLocked<'_>) {
         self.buf.stats.pins.fetch_sub(1, Ordering::Relaxed);
     }
 }
@@ -217,10 +319,26 @@ fn layout(size: usize, chunk_pages: &[u32]) -> Result<KVec<u32>> {
     Ok(orders)
 }
 
-/// Exports a new zeroed buffer of `size` bytes with the given chunk layout.
+/// Exports a new zeroed buffer of `size` bytes with the given chunk layout,
+/// in system memory.
 pub(crate) fn create(size: usize, chunk_pages: &[u32], dynamic: bool) -> Result<ARef<DmaBuf>> {
+    create_in(size, chunk_pages, dynamic, Placement::System)
+}
+
+/// Exports a new zeroed buffer in `placement`: `EINVAL` for a static buffer
+/// in device memory (it could never leave it), `ENODEV` without device
+/// memory, `ENOMEM` when it is full.
+pub(crate) fn create_in(
+    size: usize,
+    chunk_pages: &[u32],
+    dynamic: bool,
+    placement: Placement,
+) -> Result<ARef<DmaBuf>> {
     let orders = layout(size, chunk_pages)?;
-    let store = Arc::new(ChunkSet::new(&orders)?, GFP_KERNEL)?;
+    if placement == Placement::Device && !dynamic {
+        return Err(EINVAL);
+    }
+    let store = Store::new(&orders, placement)?;
     let buf = try_pin_init!(Buffer {
         size,
         orders,
@@ -287,6 +405,17 @@ pub(crate) fn inject(dmabuf: &DmaBuf, pin_errno: u32, map_errno: u32) -> Result 
 /// `EBUSY`: pinned by an importer. With `fail_maps`, every later map fails
 /// with `EIO` until a migration without it (a test aid).
 pub(crate) fn migrate(dmabuf: &DmaBuf, delay_ms: u32, fail_maps: bool) -> Result {
+    migrate_to(dmabuf, delay_ms, fail_maps, None)
+}
+
+/// [`migrate`], to `to` (`None`: where the buffer is now): `ENODEV` for
+/// device memory when there is none.
+pub(crate) fn migrate_to(
+    dmabuf: &DmaBuf,
+    delay_ms: u32,
+    fail_maps: bool,
+    to: Option<Placement>,
+) -> Result {
     let buf = buffer(dmabuf)?;
     if delay_ms > MAX_DELAY_MS {
         return Err(EINVAL);
@@ -300,19 +429,14 @@ pub(crate) fn migrate(dmabuf: &DmaBuf, delay_ms: u32, fail_maps: bool) -> Result
     if buf.stats.pins.load(Ordering::Relaxed) > 0 {
         return Err(EBUSY);
     }
-    let new = Arc::new(ChunkSet::new(&buf.orders)?, GFP_KERNEL)?;
+    let placement = to.unwrap_or_else(|| buf.store.lock().placement());
+    let new = Store::new(&buf.orders, placement)?;
     let fence = Fence::new()?;
     guard.add_kernel_fence(&fence)?;
     let old = core::mem::replace(&mut *buf.store.lock(), new.clone());
     let fail_map = if fail_maps { EIO_ERRNO } else { 0 };
     buf.fail_map.store(fail_map, Ordering::Relaxed);
-    dmabuf.zap_cpu_mappings();
-    let notified = buf.stats.attachments.load(Ordering::Relaxed);
-    invalidate(&guard);
-    buf.stats
-        .move_notifies
-        .fetch_add(notified, Ordering::Relaxed);
-    buf.stats.migrations.fetch_add(1, Ordering::Relaxed);
+    buf.moved(&guard);
     drop(guard);
 
     let copy = PendingCopy {
@@ -327,16 +451,50 @@ pub(crate) fn migrate(dmabuf: &DmaBuf, delay_ms: u32, fail_maps: bool) -> Result
     Ok(())
 }
 
-/// Tells every importer that the buffer moves (`dma_buf_invalidate_mappings`).
-fn invalidate(guard: &BufGuard<'_>) {
-    guard.invalidate_mappings();
+impl Buffer {
+    /// After a move: zaps CPU mappings, tells every importer
+    /// (`dma_buf_invalidate_mappings`), counts.
+    fn moved(&self, locked: &BufLocked<'_>) {
+        locked.dmabuf().zap_cpu_mappings();
+        let notified = self.stats.attachments.load(Ordering::Relaxed);
+        locked.invalidate_mappings();
+        self.stats
+            .move_notifies
+            .fetch_add(notified, Ordering::Relaxed);
+        self.stats.migrations.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The memory to map or pin for `attach`: the current store, unless it is
+    /// device memory the attachment's device does not reach; the buffer then
+    /// moves to system memory first (`EBUSY` if it is pinned). The copy is
+    /// made here, after every importer was told, while the lock keeps every
+    /// access out.
+    fn store_for(&self, attach: &Attachment, locked: &BufLocked<'_>) -> Result<Store> {
+        let store = self.store.lock().clone();
+        let Store::Device(set) = &store else {
+            return Ok(store);
+        };
+        if set.reaches(attach) {
+            return Ok(store);
+        }
+        if self.stats.pins.load(Ordering::Relaxed) > 0 {
+            return Err(EBUSY);
+        }
+        // A pending copy into the device memory must be complete first.
+        locked.wait_kernel_fences()?;
+        let new = Store::new(&self.orders, Placement::System)?;
+        *self.store.lock() = new.clone();
+        self.moved(locked);
+        new.copy_from(&store)?;
+        Ok(new)
+    }
 }
 
 /// The copy of a migration. It runs when dropped, so the fence is signalled
 /// however the work ends (run by the queue, or dropped unqueued).
 struct PendingCopy {
-    new: Arc<ChunkSet>,
-    old: Arc<ChunkSet>,
+    new: Store,
+    old: Store,
     fence: ARef<Fence>,
     delay_ms: u32,
 }
@@ -361,6 +519,9 @@ pub(crate) fn stats(dmabuf: &DmaBuf) -> Result<StatsSnapshot> {
         maps: s.maps.load(Ordering::Relaxed),
         migrations: s.migrations.load(Ordering::Relaxed),
         move_notifies: s.move_notifies.load(Ordering::Relaxed),
+        p2p_maps: s.p2p_maps.load(Ordering::Relaxed),
+        unrestored: s.unrestored.load(Ordering::Relaxed),
+        placement: buffer(dmabuf)?.store.lock().placement(),
     })
 }
 

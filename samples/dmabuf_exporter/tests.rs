@@ -325,6 +325,7 @@ fn refcounts(t: &Test) {
                 maps: 2,
                 migrations: 1,
                 move_notifies: 1,
+                ..StatsSnapshot::default()
             })
         );
         kunit_expect_eq!(t, exporter::live_buffers(), base + 1);

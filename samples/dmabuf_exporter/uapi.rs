@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 use crate::abs::miscdev::{user_slice, Ioctl};
-use crate::exporter;
+use crate::exporter::{self, Placement};
 use core::mem::{offset_of, size_of};
 use kernel::dma_buf::DmaBuf;
 use kernel::ioctl::{_IOW, _IOWR};
@@ -14,8 +14,14 @@ use kernel::prelude::*;
 
 const VERSION: u32 = 1;
 const F_DYNAMIC: u32 = 1 << 0;
-const F_ALL: u32 = F_DYNAMIC;
+const F_DEVMEM: u32 = 1 << 1;
+const F_ALL: u32 = F_DYNAMIC | F_DEVMEM;
 const MIGRATE_F_FAIL_MAPS: u32 = 1 << 0;
+const MIGRATE_F_TO_DEVMEM: u32 = 1 << 1;
+const MIGRATE_F_TO_SYSTEM: u32 = 1 << 2;
+const MIGRATE_F_ALL: u32 = MIGRATE_F_FAIL_MAPS | MIGRATE_F_TO_DEVMEM | MIGRATE_F_TO_SYSTEM;
+const PLACEMENT_SYSTEM: u32 = 0;
+const PLACEMENT_DEVMEM: u32 = 1;
 const MAGIC: u32 = 0xDE;
 
 /// `struct dmabuf_exp_create`
@@ -52,6 +58,10 @@ pub(crate) struct Stats {
     maps: u64,
     migrations: u64,
     move_notifies: u64,
+    p2p_maps: u64,
+    unrestored: u64,
+    placement: u32,
+    reserved: u32,
 }
 
 /// `struct dmabuf_exp_inject`
@@ -67,7 +77,7 @@ pub(crate) struct Inject {
 // No padding: the sizes are the sums of the fields.
 const _: () = assert!(size_of::<Create>() == 32);
 const _: () = assert!(size_of::<Migrate>() == 16);
-const _: () = assert!(size_of::<Stats>() == 56);
+const _: () = assert!(size_of::<Stats>() == 80);
 const _: () = assert!(size_of::<Inject>() == 16);
 // `FromBytes`/`AsBytes` for them: abs/miscdev.rs, the one place that may
 // assert such things.
@@ -75,7 +85,7 @@ const _: () = assert!(size_of::<Inject>() == 16);
 /// The offset of every field and the size of every structure, in the order
 /// of `include/uapi/dmabuf_exporter_rs.h`: the C suite compares them with the
 /// header's (`uapi_layout_matches_c`), so neither copy can drift.
-pub(crate) const LAYOUT: [usize; 26] = [
+pub(crate) const LAYOUT: [usize; 30] = [
     offset_of!(Create, version),
     offset_of!(Create, flags),
     offset_of!(Create, size),
@@ -96,6 +106,10 @@ pub(crate) const LAYOUT: [usize; 26] = [
     offset_of!(Stats, maps),
     offset_of!(Stats, migrations),
     offset_of!(Stats, move_notifies),
+    offset_of!(Stats, p2p_maps),
+    offset_of!(Stats, unrestored),
+    offset_of!(Stats, placement),
+    offset_of!(Stats, reserved),
     size_of::<Stats>(),
     offset_of!(Inject, version),
     offset_of!(Inject, fd),
@@ -141,7 +155,12 @@ fn create(arg: usize) -> Result<i32> {
     for _ in 0..n {
         chunks.push(list.read::<u32>()?, GFP_KERNEL)?;
     }
-    let dmabuf = exporter::create(size, &chunks, req.flags & F_DYNAMIC != 0)?;
+    let placement = if req.flags & F_DEVMEM != 0 {
+        Placement::Device
+    } else {
+        Placement::System
+    };
+    let dmabuf = exporter::create_in(size, &chunks, req.flags & F_DYNAMIC != 0, placement)?;
     // The descriptor is installed only once the caller has learnt it.
     dmabuf.install_fd(|fd| {
         req.fd = fd;
@@ -152,11 +171,21 @@ fn create(arg: usize) -> Result<i32> {
 
 fn migrate(arg: usize) -> Result<i32> {
     let req: Migrate = user_slice(arg, size_of::<Migrate>()).reader().read()?;
-    if req.version != VERSION || req.flags & !MIGRATE_F_FAIL_MAPS != 0 {
+    if req.version != VERSION || req.flags & !MIGRATE_F_ALL != 0 {
         return Err(EINVAL);
     }
+    let to = match (
+        req.flags & MIGRATE_F_TO_DEVMEM != 0,
+        req.flags & MIGRATE_F_TO_SYSTEM != 0,
+    ) {
+        (false, false) => None,
+        (true, false) => Some(Placement::Device),
+        (false, true) => Some(Placement::System),
+        (true, true) => return Err(EINVAL),
+    };
     let dmabuf = DmaBuf::from_fd(req.fd)?;
-    exporter::migrate(&dmabuf, req.delay_ms, req.flags & MIGRATE_F_FAIL_MAPS != 0)?;
+    let fail_maps = req.flags & MIGRATE_F_FAIL_MAPS != 0;
+    exporter::migrate_to(&dmabuf, req.delay_ms, fail_maps, to)?;
     Ok(0)
 }
 
@@ -187,6 +216,13 @@ fn stats(arg: usize) -> Result<i32> {
         maps: s.maps,
         migrations: s.migrations,
         move_notifies: s.move_notifies,
+        p2p_maps: s.p2p_maps,
+        unrestored: s.unrestored,
+        placement: match s.placement {
+            Placement::System => PLACEMENT_SYSTEM,
+            Placement::Device => PLACEMENT_DEVMEM,
+        },
+        reserved: 0,
     })?;
     Ok(0)
 }

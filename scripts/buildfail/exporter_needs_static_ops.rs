@@ -2,7 +2,7 @@
 // (dma_buf_exporter_ops!), by which its buffers are recognised.
 // expect: E0046
 use kernel::dma::DataDirection;
-use kernel::dma_buf::export::{ExportedTable, Exporter};
+use kernel::dma_buf::export::{BufLocked, ExportedTable, Exporter};
 use kernel::dma_buf::Attachment;
 use kernel::prelude::*;
 
@@ -19,9 +19,14 @@ struct Exp;
 impl Exporter for Exp {
     type Table = Table;
 
-    fn map(&self, _attach: &Attachment, _dir: DataDirection) -> Result<KBox<Table>> {
+    fn map(
+        &self,
+        _attach: &Attachment,
+        _locked: &BufLocked<'_>,
+        _dir: DataDirection,
+    ) -> Result<KBox<Table>> {
         Err(EINVAL)
     }
 
-    fn unmap(&self, _attach: &Attachment, _table: KBox<Table>) {}
+    fn unmap(&self, _attach: &Attachment, _locked: &BufLocked<'_>, _table: KBox<Table>) {}
 }

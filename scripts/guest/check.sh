@@ -70,7 +70,7 @@ step rxe_device_with_ipv4_gid test -n "$GIDX"
 step insmod_umem_dmabuf_rs ktap_insmod importer umem_dmabuf_rs.ko kunit=1 $UMEM_MODARGS
 # The exporter's suites, with the Rust importer registered...
 step insmod_exporter_rust_importer ktap_insmod exporter+rust-importer dmabuf_exporter_rs.ko \
-	expect_importer=module
+	expect_importer=module require_devmem=1
 step rxe_e2e_rust_importer ktap_run rxe_e2e+rust-importer rxe_dmabuf_test rxe0 "$GIDX" rust stress
 step uverbs_client_rust_importer uverbs-dmabuf rxe0 "$GIDX"
 step uverbs_client_raw_ioctl_rust_importer uverbs-dmabuf rxe0 "$GIDX" --raw
@@ -85,7 +85,7 @@ step rmmod_umem_dmabuf_rs rmmod umem_dmabuf_rs
 # ...and, the Rust module gone, with the built-in C importer again.
 step production_load_runs_no_kunit production_load_runs_no_kunit
 step insmod_exporter_c_importer ktap_insmod exporter+c-importer dmabuf_exporter_rs.ko \
-	expect_importer=c
+	expect_importer=c require_devmem=1
 step exporter_userspace_test ktap_run exporter_user /umem/bin/exp_test
 step rxe_e2e_c_importer ktap_run rxe_e2e+c-importer rxe_dmabuf_test rxe0 "$GIDX" stress
 step stalled_case_fails_alone stalled_case_fails_alone

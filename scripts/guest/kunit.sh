@@ -5,7 +5,7 @@
 
 step insmod_umem_dmabuf_rs ktap_insmod importer umem_dmabuf_rs.ko kunit=1 $UMEM_MODARGS
 step insmod_exporter ktap_insmod exporter+rust-importer dmabuf_exporter_rs.ko \
-	expect_importer=module
+	expect_importer=module require_devmem=1
 step rmmod_exporter rmmod dmabuf_exporter_rs
 step rmmod_umem_dmabuf_rs rmmod umem_dmabuf_rs
 steps_report guest_steps

@@ -5,6 +5,8 @@
 //! `unsafe` code.
 
 pub(crate) mod miscdev;
+pub(crate) mod p2p;
 pub(crate) mod page;
 pub(crate) mod probe;
+pub(crate) mod table;
 pub(crate) mod workqueue;

@@ -9,7 +9,7 @@ use core::ptr::NonNull;
 use kernel::bindings;
 use kernel::device::Device;
 use kernel::dma::DataDirection;
-use kernel::dma_buf::export::{ExportedTable, Fault};
+use kernel::dma_buf::export::Fault;
 use kernel::dma_buf::Attachment;
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
@@ -19,6 +19,83 @@ use kernel::types::Opaque;
 
 /// Largest order accepted by [`PageChunk::new`] (2 MiB with 4 KiB pages).
 pub(crate) const MAX_CHUNK_ORDER: u32 = 9;
+
+/// Memory of a buffer that the CPU reaches page by page: a chunk of system
+/// pages ([`PageChunk`]) or of device memory
+/// ([`super::p2p::VramChunk`]).
+///
+/// The memory is the buffer's: devices DMA into it, processes map it, other
+/// threads copy in and out. No reference to its bytes is ever made (it would
+/// claim they do not change under it); they are copied through raw pointers
+/// only, as `memcpy` would.
+pub(crate) trait Backing {
+    /// Size in bytes, a whole number of pages.
+    fn bytes(&self) -> usize;
+
+    /// Runs `f` with the kernel address of page `i`, mapped for the call.
+    fn with_page<R>(&self, i: usize, f: impl FnOnce(*mut u8) -> R) -> Result<R>;
+
+    /// Copies `src` (of the same size) into this memory.
+    fn copy_from(&self, src: &impl Backing) -> Result {
+        if src.bytes() != self.bytes() {
+            return Err(EINVAL);
+        }
+        for i in 0..self.bytes() / PAGE_SIZE {
+            src.with_page(i, |from| {
+                self.with_page(i, |to| {
+                    // SAFETY: both mappings cover a whole page; two chunks never
+                    // share memory, so the ranges do not overlap.
+                    unsafe { core::ptr::copy_nonoverlapping(from, to, PAGE_SIZE) }
+                })
+            })??;
+        }
+        Ok(())
+    }
+
+    /// Copies bytes at `offset` into `buf`.
+    fn read(&self, offset: usize, buf: &mut [u8]) -> Result {
+        let out = buf.as_mut_ptr();
+        self.access(offset, buf.len(), |page, at, done, n| {
+            // SAFETY: `access` keeps `[at, at + n)` inside the mapped page and
+            // `[done, done + n)` inside `buf`; the buffer's memory never aliases
+            // a caller's slice.
+            unsafe { core::ptr::copy_nonoverlapping(page.add(at), out.add(done), n) }
+        })
+    }
+
+    /// Copies `data` to `offset`.
+    fn write(&self, offset: usize, data: &[u8]) -> Result {
+        let src = data.as_ptr();
+        self.access(offset, data.len(), |page, at, done, n| {
+            // SAFETY: as in `read`, with the roles swapped.
+            unsafe { core::ptr::copy_nonoverlapping(src.add(done), page.add(at), n) }
+        })
+    }
+
+    /// Walks `[offset, offset + len)` page by page: `f(mapped page, offset in
+    /// page, bytes done, bytes in this page)`, with `at + n <= PAGE_SIZE` and
+    /// `done + n <= len`.
+    fn access(
+        &self,
+        offset: usize,
+        len: usize,
+        mut f: impl FnMut(*mut u8, usize, usize, usize),
+    ) -> Result {
+        let end = offset.checked_add(len).ok_or(EINVAL)?;
+        if end > self.bytes() {
+            return Err(EINVAL);
+        }
+        let mut done = 0;
+        while done < len {
+            let pos = offset + done;
+            let at = pos % PAGE_SIZE;
+            let n = core::cmp::min(PAGE_SIZE - at, len - done);
+            self.with_page(pos / PAGE_SIZE, |page| f(page, at, done, n))?;
+            done += n;
+        }
+        Ok(())
+    }
+}
 
 /// `2^order` physically contiguous, zeroed pages.
 ///
@@ -75,13 +152,13 @@ impl PageChunk {
         // consecutive (type invariant).
         Some(unsafe { self.page.as_ptr().add(i) })
     }
+}
 
-    /// Runs `f` with the address of a temporary kernel mapping of page `i`.
-    ///
-    /// The page is the buffer's memory: devices DMA into it, processes map
-    /// it, other threads copy in and out. No reference to its bytes is ever
-    /// made (it would claim they do not change under it); they are copied
-    /// through raw pointers only, as `memcpy` would.
+impl Backing for PageChunk {
+    fn bytes(&self) -> usize {
+        self.len()
+    }
+
     fn with_page<R>(&self, i: usize, f: impl FnOnce(*mut u8) -> R) -> Result<R> {
         let page = self.page_raw(i).ok_or(EINVAL)?;
         // SAFETY: `page` is a page of this allocation; `kmap_local_page` maps it
@@ -92,67 +169,6 @@ impl PageChunk {
         unsafe { bindings::kunmap_local(addr) };
         Ok(r)
     }
-
-    /// Copies `src` (a chunk of the same order) into this chunk.
-    pub(crate) fn copy_from(&self, src: &PageChunk) -> Result {
-        if src.order != self.order {
-            return Err(EINVAL);
-        }
-        for i in 0..self.pages() {
-            src.with_page(i, |from| {
-                self.with_page(i, |to| {
-                    // SAFETY: both mappings cover a whole page; two chunks never
-                    // share pages, so the ranges do not overlap.
-                    unsafe { core::ptr::copy_nonoverlapping(from, to, PAGE_SIZE) }
-                })
-            })??;
-        }
-        Ok(())
-    }
-
-    /// Copies bytes at `offset` into `buf`.
-    pub(crate) fn read(&self, offset: usize, buf: &mut [u8]) -> Result {
-        let out = buf.as_mut_ptr();
-        self.access(offset, buf.len(), |page, at, done, n| {
-            // SAFETY: `access` keeps `[at, at + n)` inside the mapped page and
-            // `[done, done + n)` inside `buf`; the buffer's pages never alias a
-            // caller's slice.
-            unsafe { core::ptr::copy_nonoverlapping(page.add(at), out.add(done), n) }
-        })
-    }
-
-    /// Copies `data` to `offset`.
-    pub(crate) fn write(&self, offset: usize, data: &[u8]) -> Result {
-        let src = data.as_ptr();
-        self.access(offset, data.len(), |page, at, done, n| {
-            // SAFETY: as in `read`, with the roles swapped.
-            unsafe { core::ptr::copy_nonoverlapping(src.add(done), page.add(at), n) }
-        })
-    }
-
-    /// Walks `[offset, offset + len)` page by page: `f(mapped page, offset in
-    /// page, bytes done, bytes in this page)`, with `at + n <= PAGE_SIZE` and
-    /// `done + n <= len`.
-    fn access(
-        &self,
-        offset: usize,
-        len: usize,
-        mut f: impl FnMut(*mut u8, usize, usize, usize),
-    ) -> Result {
-        let end = offset.checked_add(len).ok_or(EINVAL)?;
-        if end > self.len() {
-            return Err(EINVAL);
-        }
-        let mut done = 0;
-        while done < len {
-            let pos = offset + done;
-            let at = pos % PAGE_SIZE;
-            let n = core::cmp::min(PAGE_SIZE - at, len - done);
-            self.with_page(pos / PAGE_SIZE, |page| f(page, at, done, n))?;
-            done += n;
-        }
-        Ok(())
-    }
 }
 
 impl Drop for PageChunk {
@@ -162,12 +178,13 @@ impl Drop for PageChunk {
     }
 }
 
-/// The backing store of a buffer: chunks in buffer order.
-pub(crate) struct ChunkSet {
-    chunks: KVec<PageChunk>,
+/// The backing store of a buffer: chunks in buffer order, of system pages
+/// (the default) or of device memory.
+pub(crate) struct ChunkSet<C: Backing = PageChunk> {
+    chunks: KVec<C>,
 }
 
-impl ChunkSet {
+impl ChunkSet<PageChunk> {
     /// Allocates one zeroed chunk per order in `orders`.
     pub(crate) fn new(orders: &[u32]) -> Result<Self> {
         let mut chunks = KVec::with_capacity(orders.len(), GFP_KERNEL)?;
@@ -175,60 +192,6 @@ impl ChunkSet {
             chunks.push(PageChunk::new(order)?, GFP_KERNEL)?;
         }
         Ok(Self { chunks })
-    }
-
-    /// The chunks, in buffer order.
-    pub(crate) fn chunks(&self) -> &[PageChunk] {
-        &self.chunks
-    }
-
-    /// Copies `src` (same layout) into this set.
-    pub(crate) fn copy_from(&self, src: &ChunkSet) -> Result {
-        if src.chunks.len() != self.chunks.len() {
-            return Err(EINVAL);
-        }
-        for (to, from) in self.chunks.iter().zip(src.chunks.iter()) {
-            to.copy_from(from)?;
-        }
-        Ok(())
-    }
-
-    /// Finds the chunk holding byte `offset` and the offset inside it.
-    fn locate(&self, offset: usize) -> Result<(&PageChunk, usize)> {
-        let mut base = 0;
-        for chunk in self.chunks.iter() {
-            if offset < base + chunk.len() {
-                return Ok((chunk, offset - base));
-            }
-            base += chunk.len();
-        }
-        Err(EINVAL)
-    }
-
-    /// Copies bytes at buffer offset `offset` into `buf`.
-    pub(crate) fn read(&self, mut offset: usize, buf: &mut [u8]) -> Result {
-        let mut done = 0;
-        while done < buf.len() {
-            let (chunk, at) = self.locate(offset)?;
-            let n = core::cmp::min(chunk.len() - at, buf.len() - done);
-            chunk.read(at, &mut buf[done..done + n])?;
-            done += n;
-            offset += n;
-        }
-        Ok(())
-    }
-
-    /// Copies `data` to buffer offset `offset`.
-    pub(crate) fn write(&self, mut offset: usize, data: &[u8]) -> Result {
-        let mut done = 0;
-        while done < data.len() {
-            let (chunk, at) = self.locate(offset)?;
-            let n = core::cmp::min(chunk.len() - at, data.len() - done);
-            chunk.write(at, &data[done..done + n])?;
-            done += n;
-            offset += n;
-        }
-        Ok(())
     }
 
     /// Maps page `index` of the buffer into the CPU mapping that faulted.
@@ -246,6 +209,67 @@ impl ChunkSet {
     pub(crate) fn page_raw(&self, index: usize) -> Option<*mut bindings::page> {
         let (chunk, at) = self.locate(index.checked_mul(PAGE_SIZE)?).ok()?;
         chunk.page_raw(at / PAGE_SIZE)
+    }
+}
+
+impl<C: Backing> ChunkSet<C> {
+    /// A set of the given chunks.
+    pub(crate) fn from_chunks(chunks: KVec<C>) -> Self {
+        Self { chunks }
+    }
+
+    /// The chunks, in buffer order.
+    pub(crate) fn chunks(&self) -> &[C] {
+        &self.chunks
+    }
+
+    /// Copies `src` (same layout) into this set.
+    pub(crate) fn copy_from<D: Backing>(&self, src: &ChunkSet<D>) -> Result {
+        if src.chunks.len() != self.chunks.len() {
+            return Err(EINVAL);
+        }
+        for (to, from) in self.chunks.iter().zip(src.chunks.iter()) {
+            to.copy_from(from)?;
+        }
+        Ok(())
+    }
+
+    /// Finds the chunk holding byte `offset` and the offset inside it.
+    fn locate(&self, offset: usize) -> Result<(&C, usize)> {
+        let mut base = 0;
+        for chunk in self.chunks.iter() {
+            if offset < base + chunk.bytes() {
+                return Ok((chunk, offset - base));
+            }
+            base += chunk.bytes();
+        }
+        Err(EINVAL)
+    }
+
+    /// Copies bytes at buffer offset `offset` into `buf`.
+    pub(crate) fn read(&self, mut offset: usize, buf: &mut [u8]) -> Result {
+        let mut done = 0;
+        while done < buf.len() {
+            let (chunk, at) = self.locate(offset)?;
+            let n = core::cmp::min(chunk.bytes() - at, buf.len() - done);
+            chunk.read(at, &mut buf[done..done + n])?;
+            done += n;
+            offset += n;
+        }
+        Ok(())
+    }
+
+    /// Copies `data` to buffer offset `offset`.
+    pub(crate) fn write(&self, mut offset: usize, data: &[u8]) -> Result {
+        let mut done = 0;
+        while done < data.len() {
+            let (chunk, at) = self.locate(offset)?;
+            let n = core::cmp::min(chunk.bytes() - at, data.len() - done);
+            chunk.write(at, &data[done..done + n])?;
+            done += n;
+            offset += n;
+        }
+        Ok(())
     }
 }
 
@@ -319,29 +343,23 @@ fn raw_dir(dir: DataDirection) -> bindings::dma_data_direction {
 ///
 /// # Invariants
 ///
-/// `table` is first, so the value's address is the `struct sg_table`'s. It
-/// has one entry per segment of `pages`, set to that segment, and is mapped
+/// `table` has one entry per segment of `_pages`, set to that segment, and is mapped
 /// with `dma_map_sgtable(raw_dev, dir, MAP_ATTRS)`, where `raw_dev` is the
-/// device `dev` holds; `drop` unmaps it, then the fields go in their order,
+/// device `_dev` holds; `drop` unmaps it, then the fields go in their order,
 /// which is the rest of the undo order: the table is freed, the device
-/// reference put, the pages released.
-#[repr(C)]
+/// reference put, the pages released. (Importers get a copy of its header,
+/// [`super::table::BufTable`].)
 pub(crate) struct PageTable {
     table: RawTable,
     raw_dev: *mut bindings::device,
-    dev: ARef<Device>,
+    _dev: ARef<Device>,
     dir: DataDirection,
-    pages: Arc<ChunkSet>,
+    _pages: Arc<ChunkSet>,
 }
 
 // SAFETY: The table is plain memory; it may be unmapped and freed on any thread
 // (it holds a reference on its device).
 unsafe impl Send for PageTable {}
-
-// SAFETY: `repr(C)` with the `struct sg_table` first (`RawTable` is
-// `repr(transparent)` over it), mapped for the device while the value exists
-// (type invariant).
-unsafe impl ExportedTable for PageTable {}
 
 impl PageTable {
     /// Builds the table of `pages` and maps it for the device of `attach`.
@@ -349,7 +367,7 @@ impl PageTable {
         pages: Arc<ChunkSet>,
         attach: &Attachment,
         dir: DataDirection,
-    ) -> Result<KBox<Self>> {
+    ) -> Result<Self> {
         let dev = attach.dev();
         // SAFETY: the attachment is live and holds its device.
         let raw_dev = unsafe { (*attach.as_raw()).dev };
@@ -380,24 +398,29 @@ impl PageTable {
         kernel::error::to_result(unsafe {
             bindings::dma_map_sgtable(raw_dev, sgt, raw_dir(dir), MAP_ATTRS)
         })?;
-        // INVARIANT: mapped just above for `raw_dev`, which `dev` holds; from here
-        // `drop` unmaps (also if the allocation below fails and the value is
-        // dropped).
-        let table = Self {
+        // INVARIANT: mapped just above for `raw_dev`, which `_dev` holds; from here
+        // `drop` unmaps.
+        Ok(Self {
             table,
             raw_dev,
-            dev: dev.into(),
+            _dev: dev.into(),
             dir,
-            pages,
-        };
-        Ok(KBox::new(table, GFP_KERNEL)?)
+            _pages: pages,
+        })
+    }
+}
+
+impl PageTable {
+    /// The mapped table.
+    pub(crate) fn raw(&self) -> *mut bindings::sg_table {
+        self.table.as_raw()
     }
 }
 
 impl Drop for PageTable {
     fn drop(&mut self) {
         // SAFETY: mapped for `raw_dev` with `dir` and `MAP_ATTRS` (type invariant),
-        // unmapped once while `dev` still holds the device; the fields are dropped
+        // unmapped once while `_dev` still holds the device; the fields are dropped
         // after this.
         unsafe {
             bindings::dma_unmap_sgtable(

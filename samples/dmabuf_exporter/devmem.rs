@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Device memory for the exporter: a PCI driver for QEMU's `ivshmem-plain`
+//! device, whose BAR 2 is RAM of the host (a `memory-backend-file`), made
+//! peer-to-peer DMA memory, the stand-in for a GPU's VRAM.
+//!
+//! One device at a time is the device memory new buffers go to
+//! ([`crate::abs::p2p::current`]). Unbinding it waits until every buffer in
+//! its memory is released or has moved out.
+
+#![forbid(unsafe_code)]
+
+use crate::abs::p2p::{self, Vram};
+use kernel::device::Core;
+use kernel::pci;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+/// The BAR of `ivshmem-plain` that holds the shared memory.
+const IVSHMEM_BAR: u32 = 2;
+
+/// The PCI driver.
+pub(crate) struct IvshmemDriver;
+
+/// A bound device: its memory.
+pub(crate) struct DevmemData {
+    vram: Arc<Vram>,
+}
+
+kernel::pci_device_table!(
+    PCI_TABLE,
+    <IvshmemDriver as pci::Driver>::IdInfo,
+    [(
+        pci::DeviceId::from_id(pci::Vendor::REDHAT_QUMRANET, 0x1110),
+        ()
+    )]
+);
+
+impl pci::Driver for IvshmemDriver {
+    type IdInfo = ();
+    type Data<'bound> = DevmemData;
+
+    const ID_TABLE: pci::IdTable<Self::IdInfo> = &PCI_TABLE;
+
+    fn probe<'bound>(
+        pdev: &'bound pci::Device<Core<'_>>,
+        _info: Option<&'bound Self::IdInfo>,
+    ) -> impl PinInit<Self::Data<'bound>, Error> + 'bound {
+        pdev.enable_device_mem()?;
+        let vram = Vram::new(pdev, IVSHMEM_BAR)?;
+        p2p::publish(&vram)?;
+        let (bus, len) = vram.bus_range();
+        dev_info!(
+            pdev,
+            "device memory: {} MiB at bus address {:#x}\n",
+            len >> 20,
+            bus
+        );
+        Ok(DevmemData { vram })
+    }
+
+    fn unbind<'bound>(_pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
+        p2p::withdraw(&this.vram);
+        this.vram.unbind();
+    }
+}
