@@ -113,6 +113,10 @@ record "documentation builds (make docs, warnings are errors)" "$ROOT/scripts/do
 record "install.rst's commands: the series applies, the module builds" \
 	env CLIPPY=1 "$ROOT/scripts/doctest.sh"
 record "no development history in the tree" "$ROOT/scripts/lint.sh" history
+# The main boot waits for the host checks: started beside them and the
+# rdma-core boot, it overcommitted the two cores, and the rdma-core boot
+# and then the lossy two-node pair beside it ran so much slower that the
+# whole took 18 min instead of 10 (measured once, same tree).
 UMEM_TIMEOUT=${UMEM_TIMEOUT:-3600} "$ROOT/scripts/qemu.sh" check "$log" ${UMEM_CMDLINE:-} || true
 # A second, short boot where every DMA mapping bounces (see guest/bounce.sh).
 UMEM_TIMEOUT=${UMEM_TIMEOUT:-600} "$ROOT/scripts/qemu.sh" bounce "$blog" swiotlb=force \
