@@ -96,6 +96,9 @@ struct dmabuf_exp_migrate {
  *	trimmed one and did not restore it)
  * @placement: DMABUF_EXP_PLACEMENT_*: where the buffer is now
  * @reserved: zero
+ * @devmem_offset: in device memory as one range of the BAR: the offset there
+ *	of its first byte (what the host sees at that offset of the BAR's
+ *	backing file); DMABUF_EXP_NO_OFFSET otherwise
  */
 struct dmabuf_exp_stats {
 	__u32 version;
@@ -110,10 +113,12 @@ struct dmabuf_exp_stats {
 	__u64 unrestored;
 	__u32 placement;
 	__u32 reserved;
+	__u64 devmem_offset;
 };
 
 #define DMABUF_EXP_PLACEMENT_SYSTEM	0
 #define DMABUF_EXP_PLACEMENT_DEVMEM	1
+#define DMABUF_EXP_NO_OFFSET		(~0ULL)
 
 /**
  * struct dmabuf_exp_inject - make later pins or maps of a buffer fail
@@ -134,10 +139,38 @@ struct dmabuf_exp_inject {
 	__u32 map_errno;
 };
 
+/**
+ * struct dmabuf_exp_rw - read or write bytes of a buffer
+ * @version: DMABUF_EXP_VERSION
+ * @fd: a dma-buf from CREATE
+ * @offset: first byte in the buffer
+ * @len: bytes
+ * @data: user address of @len bytes to fill (read) or to copy (write)
+ * @flags: DMABUF_EXP_RW_F_WRITE, or 0 to read
+ * @reserved: zero
+ *
+ * Copies through the exporter's own CPU mapping of the buffer's memory, once
+ * a pending migration copy is done: how userspace sees device memory, which
+ * has no mmap(). Errors: EINVAL for a range outside the buffer, unknown
+ * flags, a bad version or a buffer of another exporter; EFAULT.
+ */
+struct dmabuf_exp_rw {
+	__u32 version;
+	__s32 fd;
+	__u64 offset;
+	__u64 len;
+	__u64 data;
+	__u32 flags;
+	__u32 reserved;
+};
+
+#define DMABUF_EXP_RW_F_WRITE	(1U << 0)
+
 #define DMABUF_EXP_IOC_MAGIC	0xDE
 #define DMABUF_EXP_IOC_CREATE	_IOWR(DMABUF_EXP_IOC_MAGIC, 1, struct dmabuf_exp_create)
 #define DMABUF_EXP_IOC_MIGRATE	_IOW(DMABUF_EXP_IOC_MAGIC, 2, struct dmabuf_exp_migrate)
 #define DMABUF_EXP_IOC_STATS	_IOWR(DMABUF_EXP_IOC_MAGIC, 3, struct dmabuf_exp_stats)
 #define DMABUF_EXP_IOC_INJECT	_IOW(DMABUF_EXP_IOC_MAGIC, 4, struct dmabuf_exp_inject)
+#define DMABUF_EXP_IOC_RW	_IOW(DMABUF_EXP_IOC_MAGIC, 5, struct dmabuf_exp_rw)
 
 #endif /* _UAPI_DMABUF_EXPORTER_RS_H */

@@ -121,12 +121,21 @@ static const size_t uapi_layout[] = {
 	offsetof(struct dmabuf_exp_stats, unrestored),
 	offsetof(struct dmabuf_exp_stats, placement),
 	offsetof(struct dmabuf_exp_stats, reserved),
+	offsetof(struct dmabuf_exp_stats, devmem_offset),
 	sizeof(struct dmabuf_exp_stats),
 	offsetof(struct dmabuf_exp_inject, version),
 	offsetof(struct dmabuf_exp_inject, fd),
 	offsetof(struct dmabuf_exp_inject, pin_errno),
 	offsetof(struct dmabuf_exp_inject, map_errno),
 	sizeof(struct dmabuf_exp_inject),
+	offsetof(struct dmabuf_exp_rw, version),
+	offsetof(struct dmabuf_exp_rw, fd),
+	offsetof(struct dmabuf_exp_rw, offset),
+	offsetof(struct dmabuf_exp_rw, len),
+	offsetof(struct dmabuf_exp_rw, data),
+	offsetof(struct dmabuf_exp_rw, flags),
+	offsetof(struct dmabuf_exp_rw, reserved),
+	sizeof(struct dmabuf_exp_rw),
 };
 
 static void uapi_layout_matches_c(struct kunit *test)

@@ -78,6 +78,9 @@ pub(crate) struct StatsSnapshot {
     pub(crate) unrestored: u64,
     /// Where the buffer is now.
     pub(crate) placement: Placement,
+    /// In device memory as one range of the BAR: the offset of its first
+    /// byte there.
+    pub(crate) bar_offset: Option<u64>,
 }
 
 /// Where a buffer's memory is.
@@ -511,7 +514,9 @@ impl Drop for PendingCopy {
 
 /// The counters of `dmabuf`.
 pub(crate) fn stats(dmabuf: &DmaBuf) -> Result<StatsSnapshot> {
-    let s = &buffer(dmabuf)?.stats;
+    let buf = buffer(dmabuf)?;
+    let s = &buf.stats;
+    let store = buf.store.lock().clone();
     Ok(StatsSnapshot {
         attachments: s.attachments.load(Ordering::Relaxed),
         pins: s.pins.load(Ordering::Relaxed),
@@ -521,7 +526,11 @@ pub(crate) fn stats(dmabuf: &DmaBuf) -> Result<StatsSnapshot> {
         move_notifies: s.move_notifies.load(Ordering::Relaxed),
         p2p_maps: s.p2p_maps.load(Ordering::Relaxed),
         unrestored: s.unrestored.load(Ordering::Relaxed),
-        placement: buffer(dmabuf)?.store.lock().placement(),
+        placement: store.placement(),
+        bar_offset: match &store {
+            Store::Device(set) => set.bar_offset(),
+            Store::System(_) => None,
+        },
     })
 }
 

@@ -22,6 +22,10 @@ const MIGRATE_F_TO_SYSTEM: u32 = 1 << 2;
 const MIGRATE_F_ALL: u32 = MIGRATE_F_FAIL_MAPS | MIGRATE_F_TO_DEVMEM | MIGRATE_F_TO_SYSTEM;
 const PLACEMENT_SYSTEM: u32 = 0;
 const PLACEMENT_DEVMEM: u32 = 1;
+const NO_OFFSET: u64 = u64::MAX;
+const RW_F_WRITE: u32 = 1 << 0;
+/// Bytes a read or write moves through the kernel at a time.
+const RW_STEP: usize = 64 * 1024;
 const MAGIC: u32 = 0xDE;
 
 /// `struct dmabuf_exp_create`
@@ -62,6 +66,7 @@ pub(crate) struct Stats {
     unrestored: u64,
     placement: u32,
     reserved: u32,
+    devmem_offset: u64,
 }
 
 /// `struct dmabuf_exp_inject`
@@ -74,18 +79,32 @@ pub(crate) struct Inject {
     map_errno: u32,
 }
 
+/// `struct dmabuf_exp_rw`
+#[repr(C)]
+#[derive(Default)]
+pub(crate) struct Rw {
+    version: u32,
+    fd: i32,
+    offset: u64,
+    len: u64,
+    data: u64,
+    flags: u32,
+    reserved: u32,
+}
+
 // No padding: the sizes are the sums of the fields.
 const _: () = assert!(size_of::<Create>() == 32);
 const _: () = assert!(size_of::<Migrate>() == 16);
-const _: () = assert!(size_of::<Stats>() == 80);
+const _: () = assert!(size_of::<Stats>() == 88);
 const _: () = assert!(size_of::<Inject>() == 16);
+const _: () = assert!(size_of::<Rw>() == 40);
 // `FromBytes`/`AsBytes` for them: abs/miscdev.rs, the one place that may
 // assert such things.
 
 /// The offset of every field and the size of every structure, in the order
 /// of `include/uapi/dmabuf_exporter_rs.h`: the C suite compares them with the
 /// header's (`uapi_layout_matches_c`), so neither copy can drift.
-pub(crate) const LAYOUT: [usize; 30] = [
+pub(crate) const LAYOUT: [usize; 39] = [
     offset_of!(Create, version),
     offset_of!(Create, flags),
     offset_of!(Create, size),
@@ -110,18 +129,28 @@ pub(crate) const LAYOUT: [usize; 30] = [
     offset_of!(Stats, unrestored),
     offset_of!(Stats, placement),
     offset_of!(Stats, reserved),
+    offset_of!(Stats, devmem_offset),
     size_of::<Stats>(),
     offset_of!(Inject, version),
     offset_of!(Inject, fd),
     offset_of!(Inject, pin_errno),
     offset_of!(Inject, map_errno),
     size_of::<Inject>(),
+    offset_of!(Rw, version),
+    offset_of!(Rw, fd),
+    offset_of!(Rw, offset),
+    offset_of!(Rw, len),
+    offset_of!(Rw, data),
+    offset_of!(Rw, flags),
+    offset_of!(Rw, reserved),
+    size_of::<Rw>(),
 ];
 
 const IOC_CREATE: u32 = _IOWR::<Create>(MAGIC, 1);
 const IOC_MIGRATE: u32 = _IOW::<Migrate>(MAGIC, 2);
 const IOC_STATS: u32 = _IOWR::<Stats>(MAGIC, 3);
 const IOC_INJECT: u32 = _IOW::<Inject>(MAGIC, 4);
+const IOC_RW: u32 = _IOW::<Rw>(MAGIC, 5);
 
 /// The ioctl handler of the misc device.
 pub(crate) struct ExporterIoctl;
@@ -133,6 +162,7 @@ impl Ioctl for ExporterIoctl {
             IOC_MIGRATE => migrate(arg),
             IOC_STATS => stats(arg),
             IOC_INJECT => inject(arg),
+            IOC_RW => rw(arg),
             _ => Err(ENOTTY),
         }
     }
@@ -223,6 +253,42 @@ fn stats(arg: usize) -> Result<i32> {
             Placement::Device => PLACEMENT_DEVMEM,
         },
         reserved: 0,
+        devmem_offset: s.bar_offset.unwrap_or(NO_OFFSET),
     })?;
+    Ok(0)
+}
+
+/// Reads or writes bytes of a buffer through the exporter's own mapping of
+/// its memory, after any pending migration copy: how userspace sees device
+/// memory, which has no `mmap`.
+fn rw(arg: usize) -> Result<i32> {
+    let req: Rw = user_slice(arg, size_of::<Rw>()).reader().read()?;
+    if req.version != VERSION || req.flags & !RW_F_WRITE != 0 || req.reserved != 0 {
+        return Err(EINVAL);
+    }
+    let offset = usize::try_from(req.offset).map_err(|_| EINVAL)?;
+    let len = usize::try_from(req.len).map_err(|_| EINVAL)?;
+    let data = usize::try_from(req.data).map_err(|_| EFAULT)?;
+    data.checked_add(len).ok_or(EFAULT)?;
+    let dmabuf = DmaBuf::from_fd(req.fd)?;
+    // Range first: a request is done whole or not at all (but EFAULT).
+    if offset.checked_add(len).ok_or(EINVAL)? > dmabuf.size() {
+        return Err(EINVAL);
+    }
+    let mut bounce = KVec::from_elem(0u8, core::cmp::min(len, RW_STEP), GFP_KERNEL)?;
+    let mut done = 0;
+    while done < len {
+        let n = core::cmp::min(len - done, RW_STEP);
+        let step = bounce.get_mut(..n).ok_or(EINVAL)?;
+        let user = user_slice(data + done, n);
+        if req.flags & RW_F_WRITE != 0 {
+            user.reader().read_slice(step)?;
+            exporter::write(&dmabuf, offset + done, step)?;
+        } else {
+            exporter::read(&dmabuf, offset + done, step)?;
+            user.writer().write_slice(step)?;
+        }
+        done += n;
+    }
     Ok(0)
 }

@@ -143,6 +143,22 @@ static inline int exp_inject_fd(int expdev, int fd, __u32 pin_errno, __u32 map_e
 	return ioctl(expdev, DMABUF_EXP_IOC_INJECT, &i) ? errno : 0;
 }
 
+/*
+ * Reads (@write 0) or writes @len bytes at @offset of buffer @fd through the
+ * exporter (DMABUF_EXP_IOC_RW), the way to see device memory, which has no
+ * mmap(). 0 or an errno.
+ */
+static inline int exp_rw_fd(int expdev, int fd, __u64 offset, void *data, __u64 len,
+			    int write)
+{
+	struct dmabuf_exp_rw rw = {
+		.version = DMABUF_EXP_VERSION, .fd = fd, .offset = offset, .len = len,
+		.data = (uintptr_t)data, .flags = write ? DMABUF_EXP_RW_F_WRITE : 0,
+	};
+
+	return ioctl(expdev, DMABUF_EXP_IOC_RW, &rw) ? errno : 0;
+}
+
 /* The exporter's counters of buffer @fd (zeroed if @fd is not one). */
 static inline struct dmabuf_exp_stats exp_stats_fd(int expdev, int fd)
 {

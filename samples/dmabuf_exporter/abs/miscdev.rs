@@ -143,5 +143,6 @@ uapi_pod!(
     crate::uapi::Create,
     crate::uapi::Migrate,
     crate::uapi::Stats,
+    crate::uapi::Rw,
     crate::uapi::Inject,
 );

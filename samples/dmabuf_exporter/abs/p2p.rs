@@ -262,6 +262,20 @@ impl ChunkSet<VramChunk> {
         Ok(Self::from_chunks(chunks))
     }
 
+    /// The offset in the BAR of the first byte, when the chunks are one
+    /// range of the BAR in buffer order; `None` otherwise.
+    pub(crate) fn bar_offset(&self) -> Option<u64> {
+        let first = self.chunks().first()?;
+        let mut next = first.phys();
+        for c in self.chunks().iter() {
+            if c.phys() != next {
+                return None;
+            }
+            next = next.checked_add(u64::try_from(c.len()).ok()?)?;
+        }
+        first.phys().checked_sub(first.vram.start)
+    }
+
     /// Whether the device of `attach` reaches this memory ([`Vram::reaches`]).
     pub(crate) fn reaches(&self, attach: &Attachment) -> bool {
         self.chunks()

@@ -3,9 +3,10 @@
  * Userspace test of /dev/dmabuf_exporter_rs, run in the guest; prints KTAP.
  *
  * Creates buffers with several layouts, maps them, fills them, migrates them
- * and checks every byte after each move; checks that every bad argument gets
- * its errno; checks that nothing is left behind (no buffer of this exporter
- * in /sys/kernel/debug/dma_buf/bufinfo once everything is closed).
+ * and checks every byte after each move; reads and writes them through
+ * DMABUF_EXP_IOC_RW; checks that every bad argument gets its errno; checks
+ * that nothing is left behind (no buffer of this exporter in
+ * /sys/kernel/debug/dma_buf/bufinfo once everything is closed).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -182,6 +183,66 @@ static void create_result_unwritable_case(int dev)
 	munmap(c, PAGE);
 }
 
+static int rw(int dev, int fd, __u64 offset, void *data, __u64 len, __u32 flags)
+{
+	struct dmabuf_exp_rw r = {
+		.version = DMABUF_EXP_VERSION, .fd = fd, .offset = offset, .len = len,
+		.data = (uintptr_t)data, .flags = flags,
+	};
+
+	return ioctl(dev, DMABUF_EXP_IOC_RW, &r) ? errno : 0;
+}
+
+/*
+ * DMABUF_EXP_IOC_RW against the CPU mapping of the same buffer (two chunks,
+ * a range across them and longer than the kernel's step), then its errnos;
+ * a buffer in system memory has no device-memory offset.
+ */
+static void rw_case(int dev)
+{
+	static const __u32 two[] = { 16, 16 };
+	const size_t size = 32 * PAGE, off = 3 * PAGE + 5, len = 26 * PAGE;
+	unsigned char *buf = malloc(size), *map;
+	struct dmabuf_exp_stats st;
+	int err, fd, ok;
+	size_t i;
+
+	fd = create(dev, DMABUF_EXP_F_DYNAMIC, size, two, 2, &err);
+	map = fd < 0 ? MAP_FAILED : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (!buf || map == MAP_FAILED) {
+		result(0, "rw_buffer_and_mapping (errno %d)", fd < 0 ? err : errno);
+		goto out;
+	}
+	for (i = 0; i < len; i++)
+		buf[i] = pat(i, 9);
+	ok = !rw(dev, fd, off, buf, len, DMABUF_EXP_RW_F_WRITE) && check_bytes(map + off, len, 9);
+	result(ok && map[off - 1] == 0 && map[off + len] == 0, "rw_write_lands_where_mapped");
+	for (i = 0; i < len; i++)
+		map[off + i] = pat(i, 10);
+	memset(buf, 0, size);
+	ok = !rw(dev, fd, off, buf, len, 0) && check_bytes(buf, len, 10);
+	result(ok, "rw_read_sees_the_mapping");
+	ok = !migrate(dev, fd, 20) && !rw(dev, fd, off, buf, len, 0) && check_bytes(buf, len, 10);
+	result(ok, "rw_read_after_pending_migration");
+	errno_case("rw_beyond_size", rw(dev, fd, size - 4, buf, 8, 0), EINVAL);
+	errno_case("rw_offset_overflow", rw(dev, fd, ~0ULL, buf, 2, 0), EINVAL);
+	errno_case("rw_unknown_flags", rw(dev, fd, 0, buf, 8, 0x80), EINVAL);
+	errno_case("rw_bad_data_pointer", rw(dev, fd, 0, (void *)8, PAGE, 0), EFAULT);
+	errno_case("rw_bad_fd", rw(dev, 12345, 0, buf, 8, 0), EBADF);
+	errno_case("rw_not_a_dmabuf", rw(dev, dev, 0, buf, 8, 0), EINVAL);
+	err = stats(dev, fd, &st);
+	result(!err && st.devmem_offset == DMABUF_EXP_NO_OFFSET &&
+	       st.placement == DMABUF_EXP_PLACEMENT_SYSTEM,
+	       "system_memory_has_no_devmem_offset (%#llx)",
+	       (unsigned long long)st.devmem_offset);
+out:
+	if (map != MAP_FAILED)
+		munmap(map, size);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+}
+
 int main(void)
 {
 	static const __u32 mixed[] = { 1, 4, 1, 8, 2 };
@@ -229,6 +290,7 @@ int main(void)
 		   ioctl(dev, DMABUF_EXP_IOC_CREATE, (void *)8) ? errno : 0, EFAULT);
 	errno_case("unknown_ioctl", ioctl(dev, _IO(DMABUF_EXP_IOC_MAGIC, 99)) ? errno : 0, ENOTTY);
 	create_result_unwritable_case(dev);
+	rw_case(dev);
 
 	errno_case("migrate_bad_fd", migrate(dev, 12345, 0), EBADF);
 	errno_case("migrate_not_a_dmabuf", migrate(dev, dev, 0), EINVAL);
