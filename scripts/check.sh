@@ -118,6 +118,11 @@ record "no development history in the tree" "$ROOT/scripts/lint.sh" history
 # and then the lossy two-node pair beside it ran so much slower that the
 # whole took 18 min instead of 10 (measured once, same tree).
 UMEM_TIMEOUT=${UMEM_TIMEOUT:-3600} "$ROOT/scripts/qemu.sh" check "$log" ${UMEM_CMDLINE:-} || true
+# What the guest wrote into device memory over RDMA, read by the host from
+# the BAR's backing file (guest/check.sh's witness step).
+record "device memory: the host reads what RDMA wrote in the BAR (both importers)" \
+	python3 "$ROOT/scripts/devmem_check.py" "$ROOT/build/devmem-$(basename "$log" .log).bin" \
+	"$log" c rust
 # A second, short boot where every DMA mapping bounces (see guest/bounce.sh).
 UMEM_TIMEOUT=${UMEM_TIMEOUT:-600} "$ROOT/scripts/qemu.sh" bounce "$blog" swiotlb=force \
 	kunit.enable=0 ${UMEM_CMDLINE:-} || true

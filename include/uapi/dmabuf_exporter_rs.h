@@ -150,8 +150,9 @@ struct dmabuf_exp_inject {
  * @reserved: zero
  *
  * Copies through the exporter's own CPU mapping of the buffer's memory, once
- * a pending migration copy is done: how userspace sees device memory, which
- * has no mmap(). Errors: EINVAL for a range outside the buffer, unknown
+ * a pending migration copy is done: a view of the contents that does not
+ * depend on a CPU mapping of the dma-buf, to compare what RDMA and mmap()
+ * see with. Errors: EINVAL for a range outside the buffer, unknown
  * flags, a bad version or a buffer of another exporter; EFAULT.
  */
 struct dmabuf_exp_rw {

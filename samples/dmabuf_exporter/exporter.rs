@@ -254,10 +254,9 @@ macro_rules! exporter_impl {
                 let guard = dmabuf.resv().lock();
                 guard.wait_kernel_fences()?;
                 let store = self.buf.store.lock().clone();
-                // Device memory is not mapped for the CPU (yet): SIGBUS.
                 let r = match store {
                     Store::System(pages) => pages.install(fault, index),
-                    Store::Device(_) => Err(EOPNOTSUPP),
+                    Store::Device(vram) => vram.install(fault, index),
                 };
                 drop(guard);
                 r

@@ -259,8 +259,8 @@ fn stats(arg: usize) -> Result<i32> {
 }
 
 /// Reads or writes bytes of a buffer through the exporter's own mapping of
-/// its memory, after any pending migration copy: how userspace sees device
-/// memory, which has no `mmap`.
+/// its memory, after any pending migration copy: a view of the contents that
+/// does not depend on a CPU mapping of the dma-buf.
 fn rw(arg: usize) -> Result<i32> {
     let req: Rw = user_slice(arg, size_of::<Rw>()).reader().read()?;
     if req.version != VERSION || req.flags & !RW_F_WRITE != 0 || req.reserved != 0 {

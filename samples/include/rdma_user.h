@@ -145,8 +145,8 @@ static inline int exp_inject_fd(int expdev, int fd, __u32 pin_errno, __u32 map_e
 
 /*
  * Reads (@write 0) or writes @len bytes at @offset of buffer @fd through the
- * exporter (DMABUF_EXP_IOC_RW), the way to see device memory, which has no
- * mmap(). 0 or an errno.
+ * exporter's own mapping (DMABUF_EXP_IOC_RW), not through a CPU mapping of
+ * the dma-buf. 0 or an errno.
  */
 static inline int exp_rw_fd(int expdev, int fd, __u64 offset, void *data, __u64 len,
 			    int write)

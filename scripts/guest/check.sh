@@ -101,5 +101,11 @@ step rxe_on_veth test -n "$GIDX"
 step rxe_netdev_removal_c_importer ktap_run rxe_removal_netdev+c-importer \
 	rxe_dmabuf_test rxe1 "$GIDX" remove-netdev veth0
 step rxe1_gone wait_gone /sys/class/infiniband/rxe1
+# Last use of device memory in this boot: data written in the BAR with each
+# importer stays there for the host to read (scripts/devmem_check.py).
+GIDX=$(rxe_setup)
+step rxe_device_for_the_witness test -n "$GIDX"
+step rxe_devmem_witness ktap_run rxe_devmem_witness rxe_dmabuf_test rxe0 "$GIDX" witness \
+	c "insmod $MODDIR/umem_dmabuf_rs.ko" rust "rmmod umem_dmabuf_rs"
 step rmmod_exporter_c_importer rmmod dmabuf_exporter_rs
 steps_report guest_steps

@@ -24,7 +24,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::bindings;
 use kernel::device::Core;
 use kernel::dma::DataDirection;
-use kernel::dma_buf::export::BufLocked;
+use kernel::dma_buf::export::{BufLocked, Fault};
 use kernel::dma_buf::Attachment;
 use kernel::page::PAGE_SIZE;
 use kernel::pci;
@@ -274,6 +274,26 @@ impl ChunkSet<VramChunk> {
             next = next.checked_add(u64::try_from(c.len()).ok()?)?;
         }
         first.phys().checked_sub(first.vram.start)
+    }
+
+    /// Maps page `index` of the buffer (a page of the BAR) at the faulting
+    /// address of `fault`.
+    ///
+    /// The caller keeps this set as the buffer's memory until the mapping is
+    /// zapped ([`kernel::dma_buf::DmaBuf::zap_cpu_mappings`]).
+    pub(crate) fn install(&self, fault: &mut Fault<'_>, index: usize) -> Result {
+        let (chunk, at) = self.locate(index.checked_mul(PAGE_SIZE).ok_or(EINVAL)?)?;
+        let phys = chunk
+            .phys()
+            .checked_add(u64::try_from(at).map_err(|_| EINVAL)?)
+            .ok_or(EINVAL)?;
+        let pfn = usize::try_from(phys >> kernel::page::PAGE_SHIFT).map_err(|_| EINVAL)?;
+        // SAFETY: `pfn` is page `index` of this set, memory of the BAR that
+        // the allocation keeps registered while the chunk lives; its
+        // registration reserved its cache mode (uncached), which
+        // `vmf_insert_pfn()` applies; the caller keeps the set as the
+        // buffer's memory until the CPU mappings are zapped.
+        unsafe { fault.insert_pfn(pfn) }
     }
 
     /// Whether the device of `attach` reaches this memory ([`Vram::reaches`]).

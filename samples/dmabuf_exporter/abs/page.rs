@@ -235,7 +235,7 @@ impl<C: Backing> ChunkSet<C> {
     }
 
     /// Finds the chunk holding byte `offset` and the offset inside it.
-    fn locate(&self, offset: usize) -> Result<(&C, usize)> {
+    pub(crate) fn locate(&self, offset: usize) -> Result<(&C, usize)> {
         let mut base = 0;
         for chunk in self.chunks.iter() {
             if offset < base + chunk.bytes() {

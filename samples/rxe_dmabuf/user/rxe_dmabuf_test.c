@@ -5,11 +5,14 @@
  * Two RC QPs of one rxe device, connected to each other. dma-buf MRs are
  * registered with the uverbs ioctl UVERBS_METHOD_REG_DMABUF_MR (what
  * ibv_reg_dmabuf_mr() sends; rdma-core's rxe provider does not implement
- * it), on buffers of dmabuf_exporter_rs (movable) and of udmabuf (memfd).
- * Every byte is checked through the exporter's CPU mapping.
+ * it), on buffers of dmabuf_exporter_rs (movable, in system memory or in
+ * the device memory of its PCI BAR) and of udmabuf (memfd). Every byte is
+ * checked through the exporter's CPU mapping (mmap(), and DMABUF_EXP_IOC_RW
+ * for device memory).
  *
  * Usage: rxe_dmabuf_test DEVICE GID_INDEX [rust]
  *                        [stress|remove|remove-netdev NETDEV|bounce]
+ *        rxe_dmabuf_test DEVICE GID_INDEX witness TAG CMD [TAG CMD...]
  *   rust: the Rust importer is loaded; also check that rmmod is refused
  *   while one of its MRs lives.
  *   stress: also migrate from a second thread while writes stream.
@@ -19,6 +22,8 @@
  *   its network device NETDEV ("ip link del").
  *   bounce: instead, check that registration is refused with EOPNOTSUPP
  *   (booted with swiotlb=force, where bus addresses are bounce copies).
+ *   witness: instead, leave data in device memory for the host to check
+ *   (see witness_mode()).
  *
  * Each case starts from a known state: after any failed work request (an
  * error completion, or no progress for $RDMA_TEST_STALL seconds, see
@@ -231,16 +236,21 @@ static int same(const unsigned char *p, size_t len, unsigned int seed)
 
 struct migrator {
 	int fd, rounds, failed;
+	/* Alternate between system and device memory. */
+	int devmem;
 };
 
 /* Migrates the buffer again and again while the main thread writes. */
 static void *migrate_loop(void *arg)
 {
 	struct migrator *m = arg;
+	__u32 flags;
 	int i;
 
 	for (i = 0; i < m->rounds; i++) {
-		if (exp_migrate(m->fd, i % 2 ? 5 : 0))
+		flags = !m->devmem ? 0 : i % 2 ? DMABUF_EXP_MIGRATE_F_TO_SYSTEM :
+			DMABUF_EXP_MIGRATE_F_TO_DEVMEM;
+		if (exp_migrate_fd(expdev, m->fd, i % 2 ? 5 : 0, flags))
 			m->failed++;
 		usleep(2000);
 	}
@@ -717,12 +727,283 @@ static void cannot_remap_case(unsigned char *host, struct ibv_mr *hmr)
 	close(fd);
 }
 
+/*
+ * Device memory (DMABUF_EXP_F_DEVMEM): buffers in the exporter's PCI BAR,
+ * which rxe reaches peer-to-peer (it attaches for the PCI function under its
+ * network device, behind the same PCIe switch). Every byte is checked through
+ * the exporter (DMABUF_EXP_IOC_RW), and WRITEs also through the dma-buf's CPU
+ * mapping (the BAR's own pages); the witness mode below leaves data for the
+ * host to check as well.
+ */
+#define DEVMEM_PAGES 64
+#define PINNED_PARAM "/sys/module/rdma_rxe/parameters/dmabuf_pinned"
+#define ACCESS_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		    IBV_ACCESS_REMOTE_READ)
+
+/* A buffer of @size bytes in device memory, @n chunks of @chunks pages. */
+static int devmem_create(const __u32 *chunks, __u32 n, __u64 size, int *err)
+{
+	return exp_create_chunks(expdev, size, DMABUF_EXP_F_DYNAMIC | DMABUF_EXP_F_DEVMEM,
+				 chunks, n, err);
+}
+
+/* Whether bytes [@off, @off + @len) of buffer @fd hold pattern @seed. */
+static int devmem_holds(int fd, size_t off, size_t len, unsigned int seed)
+{
+	unsigned char *p = malloc(len);
+	int ok = p && !exp_rw_fd(expdev, fd, off, p, len, 0) && same(p, len, seed);
+
+	free(p);
+	return ok;
+}
+
+/* Writes pattern @seed to bytes [@off, @off + @len) of buffer @fd. */
+static int devmem_put(int fd, size_t off, size_t len, unsigned int seed)
+{
+	unsigned char *p = malloc(len);
+	int ok;
+
+	if (!p)
+		return 0;
+	fill(p, len, seed);
+	ok = !exp_rw_fd(expdev, fd, off, p, len, 1);
+	free(p);
+	return ok;
+}
+
+static const char *placement_name(const struct dmabuf_exp_stats *st)
+{
+	return st->placement == DMABUF_EXP_PLACEMENT_DEVMEM ? "device" : "system";
+}
+
+/* SEND of @len bytes from @laddr/@lkey on qa, received at @raddr/@rkey_l on qb. */
+static int send_recv(__u64 laddr, __u32 lkey, __u64 raddr, __u32 rlkey, __u32 len)
+{
+	struct ibv_sge rsge = { .addr = raddr, .length = len, .lkey = rlkey };
+	struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
+
+	if (ibv_post_recv(qb, &rwr, &rbad)) {
+		snprintf(why, sizeof(why), "ibv_post_recv failed");
+		return 0;
+	}
+	return rdma(qa, IBV_WR_SEND, laddr, lkey, len, 0, 0) && poll_cq(1) == 1;
+}
+
+/*
+ * WRITE, READ and SEND into and out of an MR over a buffer in device memory,
+ * dynamic or, with @pinned, pinned. The MR starts at a sub-page offset of a
+ * table of three entries, so the importer trims and restores peer-to-peer
+ * entries. The buffer must stay in the BAR: rxe's PCI function reaches it,
+ * so the exporter maps it peer-to-peer instead of moving it to system memory.
+ */
+static void devmem_traffic_case(unsigned char *host, struct ibv_mr *hmr, int pinned)
+{
+	static const __u32 layout[] = { 16, 32, 16 };
+	const char *tag = pinned ? "devmem_pinned" : "devmem";
+	const size_t off = PAGE + 100, len = (DEVMEM_PAGES - 2) * PAGE;
+	const __u64 iova = 0x7e0000000000ULL + 100;
+	struct dmabuf_exp_stats st;
+	unsigned char *map;
+	int err, ok, fd;
+	struct dmr mr;
+
+	if (pinned && system("echo 1 > " PINNED_PARAM)) {
+		result(0, "%s: rdma_rxe dmabuf_pinned parameter writable", tag);
+		return;
+	}
+	fd = devmem_create(layout, 3, DEVMEM_PAGES * PAGE, &err);
+	st = exp_stats(fd);
+	result(fd >= 0 && st.placement == DMABUF_EXP_PLACEMENT_DEVMEM,
+	       "%s: buffer_in_device_memory (errno %d)", tag, err);
+	if (fd < 0)
+		goto out;
+	err = reg_dmabuf_mr(off, len, iova, fd, ACCESS_ALL, &mr);
+	result(!err, "%s: reg_dmabuf_mr (errno %d)", tag, err);
+	if (err) {
+		close(fd);
+		goto out;
+	}
+	fill(host, len, 31);
+	ok = rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, len, iova, mr.rkey);
+	result(ok && devmem_holds(fd, off, len, 31), "%s: rdma_write_into_devmem%s", tag,
+	       why_failed());
+	map = mmap(NULL, DEVMEM_PAGES * PAGE, PROT_READ, MAP_SHARED, fd, 0);
+	result(map != MAP_FAILED && same(map + off, len, 31), "%s: cpu_mapping_shows_the_write",
+	       tag);
+	if (map != MAP_FAILED)
+		munmap(map, DEVMEM_PAGES * PAGE);
+	st = exp_stats(fd);
+	result(st.placement == DMABUF_EXP_PLACEMENT_DEVMEM && st.p2p_maps >= 1,
+	       "%s: mapped_peer_to_peer (in %s memory, %llu peer-to-peer maps)", tag,
+	       placement_name(&st), (unsigned long long)st.p2p_maps);
+
+	ok = devmem_put(fd, off, len, 32);
+	memset(host, 0, len);
+	ok = ok && rdma(qa, IBV_WR_RDMA_READ, (uintptr_t)host, hmr->lkey, len, iova, mr.rkey);
+	result(ok && same(host, len, 32), "%s: rdma_read_from_devmem%s", tag, why_failed());
+
+	fill(host, len, 33);
+	ok = send_recv((uintptr_t)host, hmr->lkey, iova, mr.lkey, len);
+	result(ok && devmem_holds(fd, off, len, 33), "%s: send_into_devmem%s", tag,
+	       why_failed());
+
+	ok = devmem_put(fd, off, len, 34);
+	memset(host, 0, len);
+	ok = ok && send_recv(iova, mr.lkey, (uintptr_t)host, hmr->lkey, len);
+	result(ok && same(host, len, 34), "%s: send_from_devmem%s", tag, why_failed());
+
+	if (pinned) {
+		ok = exp_migrate_fd(expdev, fd, 0, DMABUF_EXP_MIGRATE_F_TO_SYSTEM) == EBUSY &&
+		     exp_migrate(fd, 0) == EBUSY;
+		st = exp_stats(fd);
+		result(ok && st.pins == 1 && st.placement == DMABUF_EXP_PLACEMENT_DEVMEM,
+		       "%s: pinned_mr_refuses_to_move (pins %llu, in %s memory)", tag,
+		       (unsigned long long)st.pins, placement_name(&st));
+	}
+	result(!dereg_mr(&mr), "%s: dereg", tag);
+	close(fd);
+out:
+	if (pinned)
+		result(!system("echo 0 > " PINNED_PARAM), "%s: dynamic_mode_restored", tag);
+}
+
+/*
+ * Device memory <-> system memory under traffic: writes into a dynamic MR
+ * while the buffer moves both ways, first in turn with the writes, then from
+ * a second thread while writes stream. Nothing written may be lost, and the
+ * MR must follow the buffer into the BAR again (peer-to-peer maps).
+ */
+static void devmem_migration_case(unsigned char *host, struct ibv_mr *hmr)
+{
+	const __u64 iova = 0x600000;
+	struct migrator m = { .rounds = 30, .devmem = 1 };
+	unsigned char last[4] = { 0 };
+	struct dmabuf_exp_stats st;
+	int err, ok, i, region;
+	pthread_t thread;
+	struct dmr mr;
+	__u32 to;
+
+	m.fd = devmem_create(NULL, 0, 16 * PAGE, &err);
+	err = m.fd < 0 ? err : reg_dmabuf_mr(0, 16 * PAGE, iova, m.fd, ACCESS_ALL, &mr);
+	result(!err, "devmem_migrations: reg_dmabuf_mr (errno %d)", err);
+	if (err)
+		goto out;
+	ok = 1;
+	for (i = 0; i < 20; i++) {
+		region = i % 4;
+		to = i % 2 ? DMABUF_EXP_MIGRATE_F_TO_DEVMEM : DMABUF_EXP_MIGRATE_F_TO_SYSTEM;
+		fill(host, 4 * PAGE, 120 + i);
+		ok &= rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, 4 * PAGE,
+			   iova + region * 4 * PAGE, mr.rkey);
+		ok &= exp_migrate_fd(expdev, m.fd, i % 3 ? 0 : 20, to) == 0;
+		ok &= devmem_holds(m.fd, region * 4 * PAGE, 4 * PAGE, 120 + i);
+	}
+	st = exp_stats(m.fd);
+	result(ok, "devmem_migrations: writes_during_20_moves_no_corruption%s", why_failed());
+	result(st.migrations == 20 && st.move_notifies >= 20 && st.p2p_maps >= 10 &&
+	       st.placement == DMABUF_EXP_PLACEMENT_DEVMEM,
+	       "devmem_migrations: moved_both_ways_and_remapped (migrations %llu, notified %llu, peer-to-peer maps %llu, in %s memory)",
+	       (unsigned long long)st.migrations, (unsigned long long)st.move_notifies,
+	       (unsigned long long)st.p2p_maps, placement_name(&st));
+	ok = !pthread_create(&thread, NULL, migrate_loop, &m);
+	for (i = 0; ok && i < 60; i++) {
+		region = i % 4;
+		fill(host + region * 4 * PAGE, 4 * PAGE, 160 + i);
+		ok &= rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host + region * 4 * PAGE, hmr->lkey,
+			   4 * PAGE, iova + region * 4 * PAGE, mr.rkey);
+		last[region] = 160 + i;
+	}
+	pthread_join(thread, NULL);
+	for (region = 0; region < 4; region++)
+		ok &= devmem_holds(m.fd, region * 4 * PAGE, 4 * PAGE, last[region]);
+	st = exp_stats(m.fd);
+	result(ok && !m.failed,
+	       "devmem_migrations: writes_during_concurrent_moves_no_corruption (%llu migrations, %d failed%s)",
+	       (unsigned long long)st.migrations, m.failed, why_failed());
+	result(!dereg_mr(&mr), "devmem_migrations: dereg");
+out:
+	if (m.fd >= 0)
+		close(m.fd);
+}
+
+/*
+ * witness TAG CMD [TAG CMD ...]: data in device memory for the host to check
+ * after the boot (scripts/devmem_check.py reads the BAR's backing file).
+ * For each TAG, with the importer then in use: three buffers of 16 pages in
+ * one range of the BAR each, written by an RDMA WRITE, by a SEND, and by the
+ * exporter (then read over RDMA and compared); a line "devmem-witness TAG OP
+ * offset=OFFSET len=LEN seed=SEED" says where each is and what it holds.
+ * CMD runs after TAG (to switch importers). Every buffer stays open until the
+ * end, so no two share memory; none is used after, so the BAR keeps them.
+ */
+static int witness_fds[16], witness_n;
+
+static void witness_one(const char *tag, const char *op, int seed, unsigned char *host,
+			struct ibv_mr *hmr)
+{
+	static const __u32 one_chunk[] = { 16 };
+	const size_t len = 16 * PAGE;
+	const __u64 iova = 0x700000;
+	struct dmabuf_exp_stats st;
+	int err, ok, fd;
+	struct dmr mr;
+
+	fd = devmem_create(one_chunk, 1, len, &err);
+	err = fd < 0 ? err : reg_dmabuf_mr(0, len, iova, fd, ACCESS_ALL, &mr);
+	result(!err, "witness %s %s: reg_dmabuf_mr (errno %d)", tag, op, err);
+	if (err)
+		goto out;
+	fill(host, len, seed);
+	if (!strcmp(op, "write")) {
+		ok = rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, len, iova, mr.rkey);
+	} else if (!strcmp(op, "send")) {
+		ok = send_recv((uintptr_t)host, hmr->lkey, iova, mr.lkey, len);
+	} else {
+		ok = devmem_put(fd, 0, len, seed);
+		memset(host, 0, len);
+		ok = ok && rdma(qa, IBV_WR_RDMA_READ, (uintptr_t)host, hmr->lkey, len, iova,
+				mr.rkey) && same(host, len, seed);
+	}
+	ok = ok && devmem_holds(fd, 0, len, seed);
+	st = exp_stats(fd);
+	ok = ok && st.p2p_maps >= 1 && st.devmem_offset != DMABUF_EXP_NO_OFFSET;
+	result(ok, "witness %s %s: in_device_memory_peer_to_peer (offset %#llx%s)", tag, op,
+	       (unsigned long long)st.devmem_offset, why_failed());
+	if (ok)
+		printf("# devmem-witness %s %s offset=%#llx len=%zu seed=%d\n", tag, op,
+		       (unsigned long long)st.devmem_offset, len, seed);
+	dereg_mr(&mr);
+out:
+	if (fd >= 0 && witness_n < 16)
+		witness_fds[witness_n++] = fd;
+	else if (fd >= 0)
+		close(fd);
+}
+
+static void witness_mode(int argc, char **argv, unsigned char *host, struct ibv_mr *hmr)
+{
+	int i, seed = 70, rust;
+
+	for (i = 0; i + 1 < argc; i += 2, seed += 10) {
+		rust = !access("/sys/module/umem_dmabuf_rs", F_OK);
+		result(!strcmp(argv[i], rust ? "rust" : "c"), "witness %s: importer in use is %s",
+		       argv[i], rust ? "rust" : "c");
+		witness_one(argv[i], "write", seed + 1, host, hmr);
+		witness_one(argv[i], "send", seed + 2, host, hmr);
+		witness_one(argv[i], "read", seed + 3, host, hmr);
+		result(!system(argv[i + 1]), "witness %s: then %s", argv[i], argv[i + 1]);
+	}
+	while (witness_n)
+		close(witness_fds[--witness_n]);
+}
+
 int main(int argc, char **argv)
 {
 	const size_t big = 32UL << 20;
 	unsigned char *host;
 	struct ibv_mr *hmr;
-	int i, n, ok, left, stress = 0, remove = 0, bounce = 0;
+	int i, n, ok, left, stress = 0, remove = 0, bounce = 0, witness = 0;
 	const char *suite;
 	char *netdev = NULL;
 
@@ -737,8 +1018,13 @@ int main(int argc, char **argv)
 			netdev = argv[++i];
 		}
 		bounce |= !strcmp(argv[i], "bounce");
+		if (!strcmp(argv[i], "witness")) {
+			witness = i + 1;
+			break;
+		}
 	}
-	suite = remove ? "rxe_dmabuf_removal" : bounce ? "rxe_dmabuf_bounce" : "rxe_dmabuf";
+	suite = remove ? "rxe_dmabuf_removal" : bounce ? "rxe_dmabuf_bounce" :
+		witness ? "rxe_devmem_witness" : "rxe_dmabuf";
 	ktap_on_term(suite);
 	ctx = open_device_named(argv[1]);
 	result(!!ctx, "open_%s", argv[1]);
@@ -782,6 +1068,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	if (witness) {
+		witness_mode(argc - witness, argv + witness, host, hmr);
+		goto done;
+	}
 	if (wanted("one_page"))
 		write_read_case("one_page", PAGE, 0, host, hmr);
 	if (wanted("64k_sub_page_offset"))
@@ -794,6 +1084,12 @@ int main(int argc, char **argv)
 		several_mrs_case(host, hmr, 0);
 	if (wanted("several_pinned_mrs"))
 		several_mrs_case(host, hmr, 1);
+	if (wanted("devmem"))
+		devmem_traffic_case(host, hmr, 0);
+	if (wanted("devmem_pinned"))
+		devmem_traffic_case(host, hmr, 1);
+	if (wanted("devmem_migrations"))
+		devmem_migration_case(host, hmr);
 	if (wanted("errnos"))
 		errno_cases();
 	if (wanted("pinned"))
@@ -801,7 +1097,7 @@ int main(int argc, char **argv)
 	/* Last of the traffic tests: the error moves the QP to the error state. */
 	if (wanted("cannot_remap"))
 		cannot_remap_case(host, hmr);
-
+done:
 	ibv_dereg_mr(hmr);
 	free(host);
 out:
