@@ -14,10 +14,12 @@
  *   -p PORT       TCP port for exchanging QP numbers and keys (18515)
  *   -s SIZE       message size in bytes (4096)
  *   -n ITERS      round trips (100)
- *   --dmabuf udmabuf|exporter
+ *   --dmabuf udmabuf|exporter|devmem
  *                 where the dma-buf comes from: a memfd exported by
- *                 /dev/udmabuf (default), or a movable buffer of the
- *                 umem_dmabuf_rs test exporter (/dev/dmabuf_exporter_rs)
+ *                 /dev/udmabuf (default), a movable buffer of the
+ *                 umem_dmabuf_rs test exporter (/dev/dmabuf_exporter_rs),
+ *                 or one of its buffers in device memory (a PCI BAR,
+ *                 reached peer-to-peer like GPU VRAM)
  *
  * Each round trip: the client fills its buffer with a pattern through the
  * dma-buf's CPU mapping and SENDs it; the server checks every byte as
@@ -103,12 +105,15 @@ static int alloc_udmabuf(size_t size)
 	return fd;
 }
 
-/* A movable dma-buf of the test exporter: it may migrate at any time. */
-static int alloc_exporter(size_t size)
+/*
+ * A movable dma-buf of the test exporter (it may migrate at any time), in
+ * device memory with DMABUF_EXP_F_DEVMEM in @flags.
+ */
+static int alloc_exporter(size_t size, __u32 flags)
 {
 	struct dmabuf_exp_create c = {
 		.version = DMABUF_EXP_VERSION,
-		.flags = DMABUF_EXP_F_DYNAMIC,
+		.flags = DMABUF_EXP_F_DYNAMIC | flags,
 		.size = size,
 	};
 	int dev;
@@ -169,10 +174,12 @@ static void setup(struct ctx *c, const char *devname, const char *kind, size_t s
 	if (!strcmp(kind, "udmabuf")) {
 		c->dmabuf_fd = alloc_udmabuf(c->size);
 	} else if (!strcmp(kind, "exporter")) {
-		c->dmabuf_fd = alloc_exporter(c->size);
+		c->dmabuf_fd = alloc_exporter(c->size, 0);
+	} else if (!strcmp(kind, "devmem")) {
+		c->dmabuf_fd = alloc_exporter(c->size, DMABUF_EXP_F_DEVMEM);
 	} else {
 		errno = EINVAL;
-		die("--dmabuf must be udmabuf or exporter");
+		die("--dmabuf must be udmabuf, exporter or devmem");
 	}
 	c->buf = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, c->dmabuf_fd, 0);
 	if (c->buf == MAP_FAILED)
@@ -379,7 +386,8 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: %s [-d DEV] [-g GIDX] [-p PORT] [-s SIZE]\n"
-				"  [-n ITERS] [--dmabuf udmabuf|exporter] [SERVER]\n", argv[0]);
+				"  [-n ITERS] [--dmabuf udmabuf|exporter|devmem] [SERVER]\n",
+				argv[0]);
 			return 2;
 		}
 	}

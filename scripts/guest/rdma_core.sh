@@ -3,7 +3,8 @@
 # unmodified, run by rdma_core_ktap.py) on rxe, through the patched
 # libibverbs and rxe provider, on the built-in C importer and then on the
 # Rust module:
-#   rdma_dmabuf_pingpong_<importer>  the C example between two processes
+#   rdma_dmabuf_pingpong_<importer>  the C example between two processes,
+#                                  the server's buffer in device memory
 #   rdma_core_<importer>           C: the whole suite; Rust: test_mr (only
 #                                  the DmaBuf tests reach the importer, the
 #                                  rest runs the same code on either);
@@ -14,9 +15,11 @@
 #                                  the Rust importer (on C about 80 s of
 #                                  the longest boot for what the main
 #                                  boot's rxe tests of udmabuf cover)
-#   rdma_core_migrate_<importer>   all the DmaBuf tests on exporter buffers
-#                                  while exp_migrate moves every buffer the
-#                                  tests hold, every 50 ms
+#   rdma_core_migrate_<importer>   all the DmaBuf tests on buffers in
+#                                  device memory (the exporter's PCI BAR,
+#                                  reached peer-to-peer) while exp_migrate
+#                                  moves every buffer the tests hold between
+#                                  device and system memory, every 50 ms
 # test_dmabuf_read and _write do CPU access through the buffer's mapping,
 # page fault by page fault, which the test kernel's KASAN makes slow: 72 and
 # 78 s each on udmabuf, 25 and 19 s on exporter buffers. They run once per
@@ -48,13 +51,15 @@ rdma_core() {
 		--dev rxe0 --gid "$GIDX"
 }
 
-# migrating ALLOCATOR SUITE SELECT: the same while exp_migrate moves the buffers;
-# fails unless the tests pass and importers were notified of moves.
+# migrating ALLOCATOR SUITE SELECT: the same while exp_migrate moves the
+# buffers (between device and system memory for ALLOCATOR devmem); fails
+# unless the tests pass and importers were notified of moves.
 migrating() {
-	local pid mpid rc mrc
+	local pid mpid rc mrc swap=
+	[ "$1" = devmem ] && swap=swap
 	rdma_core "$@" &
 	pid=$!
-	exp_migrate $pid 50 1 &
+	exp_migrate $pid 50 1 $swap &
 	mpid=$!
 	wait $pid
 	rc=$?
@@ -65,14 +70,14 @@ migrating() {
 }
 
 # pingpong: samples/rdma_dmabuf_pingpong between two processes, the
-# server's dma-buf from the exporter (migrated every 10 ms), the client's
-# from udmabuf.
+# server's dma-buf in device memory (moved between it and system memory
+# every 10 ms), the client's from udmabuf.
 pingpong() {
 	local spid mpid crc src mrc
-	rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 200 --dmabuf exporter \
+	rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 200 --dmabuf devmem \
 		>/tmp/pp-server.txt 2>&1 &
 	spid=$!
-	exp_migrate $spid 10 1 >/tmp/pp-migrate.txt &
+	exp_migrate $spid 10 1 swap >/tmp/pp-migrate.txt &
 	mpid=$!
 	rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 200 --dmabuf udmabuf 127.0.0.1
 	crc=$?
@@ -94,7 +99,7 @@ importer_suites() {
 	[ "$1" = c ] || step "rdma_core_udmabuf_$1" ktap_run "rdma_core_udmabuf_$1" \
 		rdma_core udmabuf "rdma_core_udmabuf_$1" $DMABUF_TESTS,$CPU_ACCESS
 	step "rdma_core_migrate_$1" ktap_run "rdma_core_migrate_$1" \
-		migrating exporter "rdma_core_migrate_$1" $DMABUF_TESTS
+		migrating devmem "rdma_core_migrate_$1" $DMABUF_TESTS
 }
 
 GIDX=$(rxe_setup)

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * exp_migrate PID INTERVAL_MS [DELAY_MS]: migrates, every INTERVAL_MS, each
- * movable buffer of /dev/dmabuf_exporter_rs that process PID holds, without
- * the process knowing: its dma-buf fds are found in /proc/PID/fd and
+ * exp_migrate PID INTERVAL_MS [DELAY_MS [swap]]: migrates, every INTERVAL_MS,
+ * each movable buffer of /dev/dmabuf_exporter_rs that process PID holds,
+ * without the process knowing: its dma-buf fds are found in /proc/PID/fd and
  * duplicated with pidfd_getfd(). Each migration's copy fence signals after
- * DELAY_MS (default 1).
+ * DELAY_MS (default 1). A buffer moves to new memory of the same kind, or,
+ * with "swap", from device memory to system memory and back, as a GPU
+ * driver evicts VRAM and brings it back.
  *
  * Used to run programs we did not write (rdma-core's tests) on buffers that
  * move under them. Runs until PID exits or SIGTERM, then prints what it did
@@ -69,8 +71,11 @@ static void record(unsigned long ino, const struct dmabuf_exp_stats *s)
 }
 
 struct totals {
-	unsigned long migrations, busy, failed;
+	unsigned long migrations, busy, failed, to_devmem;
 };
+
+/* Alternate buffers between device and system memory. */
+static int swap_placement;
 
 /* One pass over the fds of the target; counts into @t. */
 static void pass(int pidfd, int dev, pid_t pid, unsigned int delay_ms, struct totals *t)
@@ -104,8 +109,14 @@ static void pass(int pidfd, int dev, pid_t pid, unsigned int delay_ms, struct to
 			continue;	/* closed meanwhile */
 		m.fd = fd;
 		m.delay_ms = delay_ms;
+		s.fd = fd;
+		if (swap_placement && !ioctl(dev, DMABUF_EXP_IOC_STATS, &s))
+			m.flags = s.placement == DMABUF_EXP_PLACEMENT_DEVMEM ?
+				  DMABUF_EXP_MIGRATE_F_TO_SYSTEM :
+				  DMABUF_EXP_MIGRATE_F_TO_DEVMEM;
 		if (!ioctl(dev, DMABUF_EXP_IOC_MIGRATE, &m)) {
 			t->migrations++;
+			t->to_devmem += m.flags == DMABUF_EXP_MIGRATE_F_TO_DEVMEM;
 		} else if (errno == EBUSY) {
 			t->busy++;	/* pinned by an importer */
 		} else if (errno != EINVAL && errno != EOPNOTSUPP) {
@@ -114,7 +125,6 @@ static void pass(int pidfd, int dev, pid_t pid, unsigned int delay_ms, struct to
 			fprintf(stderr, "exp_migrate: MIGRATE fd %s: %s\n", e->d_name,
 				strerror(errno));
 		}
-		s.fd = fd;
 		if (!ioctl(dev, DMABUF_EXP_IOC_STATS, &s) && !fstat(fd, &st))
 			record(st.st_ino, &s);
 		close(fd);
@@ -133,13 +143,14 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: exp_migrate PID INTERVAL_MS [DELAY_MS]\n");
+		fprintf(stderr, "usage: exp_migrate PID INTERVAL_MS [DELAY_MS [swap]]\n");
 		return 2;
 	}
 	pid = atoi(argv[1]);
 	interval_ms = atoi(argv[2]);
 	if (argc > 3)
 		delay_ms = atoi(argv[3]);
+	swap_placement = argc > 4 && !strcmp(argv[4], "swap");
 
 	/* Stop on SIGTERM/SIGINT or when the target exits, whichever first. */
 	sigemptyset(&term);
@@ -173,5 +184,9 @@ int main(int argc, char **argv)
 	printf("# exp_migrate: %lu migrations of %lu buffers (%d seen), %lu pinned, %lu failed\n",
 	       t.migrations, moved, nbufs, t.busy, t.failed);
 	printf("# exp_migrate: importers notified %lu times, %lu mappings made\n", notifies, maps);
-	return t.failed == 0 && notifies > 0 ? 0 : 1;
+	if (swap_placement)
+		printf("# exp_migrate: %lu moves into device memory, %lu out of it\n",
+		       t.to_devmem, t.migrations - t.to_devmem);
+	/* With swap, buffers must have gone into device memory as well. */
+	return t.failed == 0 && notifies > 0 && (!swap_placement || t.to_devmem) ? 0 : 1;
 }
