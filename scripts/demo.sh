@@ -22,6 +22,10 @@ python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py
 	die "the kernel log of the demo shows a problem (serial log: $log)"
 }
 [ "$rc" = 0 ] || die "a demo step failed (serial log: $log)"
+echo
+echo "### the host: the guest's device memory is the file behind the BAR ($(basename "$ROOT/build/devmem-$(basename "$log" .log).bin"))"
+python3 "$ROOT/scripts/devmem_check.py" "$ROOT/build/devmem-$(basename "$log" .log).bin" "$log" c rust ||
+	die "the host does not find in the BAR what the guest wrote there"
 say "demo finished; serial log: $log"
 # The same across two machines (make demo-2node).
 exec "$ROOT/scripts/two_node.sh" demo

@@ -74,6 +74,36 @@ sed 's/^/  server: /' /tmp/server.txt
 sed 's/^# /  /' /tmp/migrate.txt
 verdict "client" $crc "server" $src "migrator" $mrc
 
+step "device memory: the exporter's PCI BAR (ivshmem, behind one PCIe switch with the NIC), like GPU VRAM"
+dmesg | grep -o 'dmabuf_exporter_rs [0-9a-f:.]*: device memory: .*' | sed 's/^/  /'
+echo "  the client RDMA WRITEs and SENDs into the server's buffer in the BAR, which"
+echo "  moves between device and system memory every 10 ms; rxe reaches it peer-to-peer"
+rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 50 --dmabuf devmem >/tmp/server.txt 2>&1 &
+server=$!
+exp_migrate $server 10 1 swap >/tmp/migrate.txt &
+migrator=$!
+crc=0
+rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 50 --dmabuf udmabuf 127.0.0.1 \
+	>/tmp/client.txt 2>&1 || crc=$?
+src=0
+wait $server || src=$?
+stop_helper $migrator
+mrc=0
+wait $migrator || mrc=$?
+sed 's/^/  client: /' /tmp/client.txt
+sed 's/^/  server: /' /tmp/server.txt
+sed 's/^# /  /' /tmp/migrate.txt
+verdict "client" $crc "server" $src "migrator" $mrc
+
+step "RDMA WRITE, SEND and READ in device memory with each importer; the host reads the BAR's file after the boot"
+wrc=0
+rxe_dmabuf_test rxe0 "$GIDX" witness c "insmod /umem/modules/umem_dmabuf_rs.ko" \
+	rust "rmmod umem_dmabuf_rs" >/tmp/witness.txt 2>&1 || wrc=$?
+grep 'devmem-witness' /tmp/witness.txt | sed 's/^# /  /'
+grep -c '^    ok' /tmp/witness.txt | sed 's/^/  checks passed in the guest: /'
+grep '^    not ok' /tmp/witness.txt | sed 's/^/  /' || true
+verdict "witness" $wrc
+
 step "nothing left behind: dma-buf buffers alive (debugfs bufinfo)"
 grep -c dmabuf_exporter_rs /sys/kernel/debug/dma_buf/bufinfo | sed 's/^/  buffers of the exporter: /'
 ! grep -q dmabuf_exporter_rs /sys/kernel/debug/dma_buf/bufinfo
