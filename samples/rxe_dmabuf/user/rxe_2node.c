@@ -6,8 +6,10 @@
  *   rxe_2node client DEV GIDX IMPORTER SERVER_IP PORT [lossy|kill|demo|bench]
  *
  * The server exports a movable buffer (the test exporter's, dynamic), a
- * udmabuf and a second exporter buffer registered pinned (rxe's
- * dmabuf_pinned=1), registers dma-buf MRs on them on whichever importer is
+ * udmabuf, a second exporter buffer registered pinned (rxe's
+ * dmabuf_pinned=1) and one in the exporter's device memory (its PCI BAR,
+ * which rxe's NIC reaches peer-to-peer: the client's RDMA lands in the
+ * server's "VRAM"), registers dma-buf MRs on them on whichever importer is
  * active, and tells the client its QP and the MRs' keys over TCP (as
  * ibv_rc_pingpong does). The client then drives the test through commands
  * on the same connection: it RDMA WRITEs a pattern into each MR and asks the
@@ -73,8 +75,10 @@
 #define PINNED_PARAM "/sys/module/rdma_rxe/parameters/dmabuf_pinned"
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-enum { MR_MOVABLE, MR_UDMABUF, MR_PINNED, MR_STREAM, MR_ORDINARY, NMRS };
-static const char *const mr_names[] = { "movable", "udmabuf", "pinned", "stream", "ordinary" };
+enum { MR_MOVABLE, MR_UDMABUF, MR_PINNED, MR_DEVMEM, MR_STREAM, MR_ORDINARY, NMRS };
+static const char *const mr_names[] = {
+	"movable", "udmabuf", "pinned", "devmem", "stream", "ordinary"
+};
 
 /* What the server tells the client. */
 struct hello {
@@ -103,7 +107,7 @@ enum cmd_op {
 	CMD_DIE,		/* the server kills itself (SIGKILL), no reply */
 	CMD_SHOW,		/* reply: the text at [off, off + len) of mr */
 	CMD_MIGRATE_ONCE,	/* migrate the movable buffer; reply as CMD_STATS */
-	CMD_STATS,		/* reply: migrations, move_notifies, maps of mr */
+	CMD_STATS,		/* reply: counters of mr (see serve_one()) */
 };
 
 struct cmd {
@@ -114,7 +118,7 @@ struct cmd {
 struct reply {
 	__s32 status;
 	__u32 pad;
-	__u64 v[3];
+	__u64 v[5];
 	char text[64];
 };
 
@@ -258,8 +262,9 @@ static int server_buffers(void)
 		if (k == MR_UDMABUF) {
 			s->fd = udmabuf_create(s->size, &s->map);
 		} else {
-			s->fd = exp_create_chunks(expdev, s->size, DMABUF_EXP_F_DYNAMIC, NULL, 0,
-						  &err);
+			s->fd = exp_create_chunks(expdev, s->size, DMABUF_EXP_F_DYNAMIC |
+						  (k == MR_DEVMEM ? DMABUF_EXP_F_DEVMEM : 0),
+						  NULL, 0, &err);
 			s->map = s->fd < 0 ? MAP_FAILED :
 				 mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
 		}
@@ -409,6 +414,8 @@ static void serve_one(int sock, const struct cmd *c, struct reply *r)
 		r->v[0] = st.migrations;
 		r->v[1] = st.move_notifies;
 		r->v[2] = st.maps;
+		r->v[3] = st.placement;
+		r->v[4] = st.p2p_maps;
 		break;
 	default:
 		r->status = EINVAL;
@@ -833,6 +840,11 @@ static void client(int lossy)
 		for (s = 0; s < ARRAY_SIZE(sizes); s++)
 			if (sizes[s] <= h.len[k] && (s == 0 || sizes[s] > sizes[s - 1]))
 				transfers(k, sizes[s], seed += 3);
+	err = ask(CMD_STATS, MR_DEVMEM, 0, 0, 0, &r);
+	result(!err && r.v[3] == DMABUF_EXP_PLACEMENT_DEVMEM && r.v[4] >= 1,
+	       "devmem_buffer_reached_peer_to_peer (in %s memory, %llu peer-to-peer maps)",
+	       r.v[3] == DMABUF_EXP_PLACEMENT_DEVMEM ? "device" : "system",
+	       (unsigned long long)r.v[4]);
 	write_while_migrating(lossy ? 256 << 10 : 512 << 10, lossy ? 1 : 2);
 	err = ask(CMD_MIGRATE_PINNED, MR_PINNED, 0, 0, 0, &r);
 	result(err == EBUSY, "pinned_buffer_refuses_migration (errno %d)", err);
