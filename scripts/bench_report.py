@@ -120,45 +120,62 @@ def summarize_dp_importers(data):
 
 
 def target_order(name):
-    """ordinary, dynamic, pinned; mig0, mig1, mig10, mig100."""
-    fixed = {"ordinary": 0, "dynamic": 1, "pinned": 2}
+    """ordinary, dynamic, pinned, devmem; mig0, mig1, mig10, mig100."""
+    fixed = {"ordinary": 0, "dynamic": 1, "pinned": 2, "devmem": 3}
     if name in fixed:
         return fixed[name]
     return 10 + int(name[3:]) if name.startswith("mig") and name[3:].isdigit() else 99
+
+
+def compare_dp(rounds, bench, size, imp, base, tgt):
+    """Target @tgt against @base, round by round; a row, or None."""
+    latency = bench.endswith("_lat")
+    ns_all, ratios = [], []
+    for rnd in sorted(rounds):
+        b = rounds[rnd].get(base, [])
+        x = rounds[rnd].get(tgt, [])
+        if not b or not x:
+            continue
+        ns_all += x
+        mb, mx = statistics.mean(b), statistics.mean(x)
+        ratios.append(mx / mb if latency else mb / mx)
+    if not ratios:
+        return None
+    lo, hi = bootstrap_median(ratios)
+    med = statistics.median(ns_all)
+    return {
+        "bench": bench, "bytes": size, "importer": imp, "target": tgt,
+        "baseline": base, "rounds": len(ratios),
+        "ns_per_msg": med, "ns_p10": quantile(ns_all, 0.1),
+        "ns_p90": quantile(ns_all, 0.9),
+        "mb_per_s": None if latency else size / med * 1e3,
+        "ratio": statistics.median(ratios), "ratio_ci95": [lo, hi],
+        "ratio_kind": "latency/baseline" if latency else "bandwidth/baseline",
+    }
 
 
 def summarize_dp(data):
     rows = []
     for (bench, size, imp) in sorted(data):
         rounds = data[(bench, size, imp)]
-        latency = bench.endswith("_lat")
         targets = sorted({t for r in rounds.values() for t in r}, key=target_order)
         base = next((t for t in targets if t in BASELINE), None)
         if base is None:
             continue
         for tgt in targets:
-            ns_all, ratios = [], []
-            for rnd in sorted(rounds):
-                b = rounds[rnd].get(base, [])
-                x = rounds[rnd].get(tgt, [])
-                if not b or not x:
-                    continue
-                ns_all += x
-                mb, mx = statistics.mean(b), statistics.mean(x)
-                ratios.append(mx / mb if latency else mb / mx)
-            if not ratios:
-                continue
-            lo, hi = bootstrap_median(ratios)
-            med = statistics.median(ns_all)
-            rows.append({
-                "bench": bench, "bytes": size, "importer": imp, "target": tgt,
-                "baseline": base, "rounds": len(ratios),
-                "ns_per_msg": med, "ns_p10": quantile(ns_all, 0.1),
-                "ns_p90": quantile(ns_all, 0.9),
-                "mb_per_s": None if latency else size / med * 1e3,
-                "ratio": statistics.median(ratios), "ratio_ci95": [lo, hi],
-                "ratio_kind": "latency/baseline" if latency else "bandwidth/baseline",
-            })
+            row = compare_dp(rounds, bench, size, imp, base, tgt)
+            if row:
+                rows.append(row)
+    return rows
+
+
+def summarize_devmem(data):
+    """The dynamic MR in device memory against the one in system memory."""
+    rows = []
+    for (bench, size, imp) in sorted(data):
+        row = compare_dp(data[(bench, size, imp)], bench, size, imp, "dynamic", "devmem")
+        if row:
+            rows.append(row)
     return rows
 
 
@@ -212,6 +229,19 @@ def markdown(rows, kernel):
     return "\n".join(out) + "\n"
 
 
+def markdown_devmem(rows):
+    if not rows:
+        return ""
+    out = ["", "Device memory against system memory: the dynamic MR on a buffer in the "
+           "exporter's BAR over the dynamic MR on system pages (same importer, same round).", "",
+           "| benchmark | bytes | importer | devmem us/msg | ratio [95% CI] |",
+           "|---|---:|---|---:|---:|"]
+    for r in rows:
+        out.append(f"| {r['bench']} | {r['bytes']} | {r['importer']} "
+                   f"| {r['ns_per_msg'] / 1e3:.1f} | {ci(r)} |")
+    return "\n".join(out) + "\n"
+
+
 def markdown_dp(rows):
     if not rows:
         return ""
@@ -257,7 +287,7 @@ def ci(r):
     return f"{r['ratio']:.3f} [{r['ratio_ci95'][0]:.3f}, {r['ratio_ci95'][1]:.3f}]"
 
 
-def rst(rows, dp_rows, imp_rows, gate, gate_op, kernel, commit):
+def rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel, commit):
     """Documentation/performance.rst's tables."""
     out = [f"Measured at commit ``{commit}`` on the fast kernel ({kernel}), QEMU TCG, "
            "by ``make bench`` (defaults); Rust/C is the median of the per-round ratios "
@@ -293,6 +323,16 @@ def rst(rows, dp_rows, imp_rows, gate, gate_op, kernel, commit):
         out += ["rxe data path, importers compared (Rust/C time per message):", ""]
         out += rst_table(["benchmark", "bytes", "target", "Rust/C [95% CI]"],
                          [[r["bench"], str(r["bytes"]), r["target"], ci(r)] for r in imp_rows])
+        out.append("")
+    if dev_rows:
+        out += ["rxe data path, device memory against system memory (the dynamic MR on a "
+                "buffer in the BAR over the dynamic MR on system pages, same importer; "
+                "bandwidth, or latency for ``write_lat``):", ""]
+        out += rst_table(
+            ["benchmark", "bytes", "importer", "devmem MB/s", "ratio [95% CI]"],
+            [[r["bench"], str(r["bytes"]), r["importer"],
+              f"{r['mb_per_s']:.1f}" if r["mb_per_s"] is not None else "-", ci(r)]
+             for r in dev_rows])
         out.append("")
     return "\n".join(out)
 
@@ -412,6 +452,7 @@ def main():
     dp_data = parse_dp(log)
     dp_rows = summarize_dp(dp_data)
     imp_rows = summarize_dp_importers(dp_data)
+    dev_rows = summarize_devmem(dp_data)
     gate = parse_gate(log)
     gate_op = parse_gate(log, op=True)
     if not rows and not dp_rows:
@@ -419,13 +460,15 @@ def main():
         return 1
     (outdir / "results.json").write_text(json.dumps(
         {"kernel": kernel, "results": rows, "datapath": dp_rows,
-         "datapath_importers": imp_rows,
+         "datapath_importers": imp_rows, "datapath_devmem": dev_rows,
          "gate": [{"c_ns": c, "rust_ns": r, "ratio": x} for c, r, x in gate],
          "gate_op": [{"c_ns": c, "rust_ns": r, "ratio": x} for c, r, x in gate_op]},
         indent=1) + "\n")
     if rst_out:
-        rst_out.write_text(rst(rows, dp_rows, imp_rows, gate, gate_op, kernel, commit))
-    md = markdown(rows, kernel) + markdown_dp(dp_rows) + markdown_dp_importers(imp_rows)
+        rst_out.write_text(rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel,
+                               commit))
+    md = (markdown(rows, kernel) + markdown_dp(dp_rows) + markdown_dp_importers(imp_rows) +
+          markdown_devmem(dev_rows))
     (outdir / "results.md").write_text(md)
     if rows:
         plots(rows, outdir)

@@ -181,8 +181,9 @@ case_of "between tests (step failed: insmod_x)" "@@UMEM-KTAP-BEGIN a@@" "@@UMEM-
 	"step failed: insmod_x"
 
 # The benchmark report: two rounds; Rust blocks twice as slow as C ones,
-# a dynamic MR at 0.8 of the ordinary one's bandwidth, a latency 1.5x, and
-# lines outside the benchmark's KTAP blocks ignored.
+# a dynamic MR at 0.8 of the ordinary one's bandwidth, a latency 1.5x, a
+# device-memory MR at half the dynamic one's bandwidth, and lines outside
+# the benchmark's KTAP blocks ignored.
 {
 	echo "    # DPBENCH write_bw 4096 rust ordinary 0 1"
 	echo "@@UMEM-KTAP-BEGIN bench@@"
@@ -195,6 +196,7 @@ case_of "between tests (step failed: insmod_x)" "@@UMEM-KTAP-BEGIN a@@" "@@UMEM-
 	for r in 0 1; do
 		echo "    # DPBENCH write_bw 65536 rust ordinary $r 800"
 		echo "    # DPBENCH write_bw 65536 rust dynamic $r 1000"
+		echo "    # DPBENCH write_bw 65536 rust devmem $r 2000"
 		echo "    # DPBENCH write_lat 8 rust ordinary $r 200"
 		echo "    # DPBENCH write_lat 8 rust dynamic $r 300"
 	done
@@ -210,13 +212,14 @@ ok = (ratio == {("get_pinned_release", 1): 2.0}
       and dp[("write_bw", "dynamic")] == (0.8, 65536 / 1000 * 1e3)
       and dp[("write_bw", "ordinary")][0] == 1.0
       and dp[("write_lat", "dynamic")] == (1.5, None)
+      and [(x["bench"], x["ratio"]) for x in r["datapath_devmem"]] == [("write_bw", 0.5)]
       and not any(x["bytes"] == 4096 for x in r["datapath"]))
 sys.exit(0 if ok else 1)
 PY
 then
-	echo "    ok   bench report: Rust/C and dma-buf/ordinary ratios"
+	echo "    ok   bench report: Rust/C, dma-buf/ordinary and devmem/system ratios"
 else
-	echo "    FAIL bench report: Rust/C and dma-buf/ordinary ratios" >&2
+	echo "    FAIL bench report: Rust/C, dma-buf/ordinary and devmem/system ratios" >&2
 	bad=1
 fi
 exit $bad

@@ -11,11 +11,13 @@
  *
  *   datapath: RDMA WRITE and READ bandwidth with 4 KiB, 64 KiB and 1 MiB
  *	messages, QUEUE_DEPTH of them outstanding, and the latency of one
- *	8-byte WRITE at a time, into and out of three targets of TARGET bytes:
+ *	8-byte WRITE at a time, into and out of four targets of TARGET bytes:
  *	an ordinary MR (ibv_reg_mr), a dynamic dma-buf MR and a pinned one
- *	(rxe's dmabuf_pinned=1) on buffers of the test exporter. The local
- *	side is always an ordinary MR. A round runs the targets in the order
- *	ordinary, dynamic, pinned, pinned, dynamic, ordinary.
+ *	(rxe's dmabuf_pinned=1) on buffers of the test exporter in system
+ *	memory, and a dynamic one on a buffer in its device memory (the PCI
+ *	BAR, reached peer-to-peer). The local side is always an ordinary MR.
+ *	A round runs the targets in the order ordinary, dynamic, pinned,
+ *	devmem, devmem, pinned, dynamic, ordinary.
  *   migrate: WRITE bandwidth with MAXLEN messages into a dynamic dma-buf MR
  *	while a thread migrates the buffer 0, 1, 10 or 100 times per second
  *	(blocks of at least 2 s for the slow rates); a round runs the rates
@@ -46,8 +48,8 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PINNED_PARAM "/sys/module/rdma_rxe/parameters/dmabuf_pinned"
 
-enum { ORDINARY, DYNAMIC, PINNED, NKINDS };
-static const char *const kind_names[] = { "ordinary", "dynamic", "pinned" };
+enum { ORDINARY, DYNAMIC, PINNED, DEVMEM, NKINDS };
+static const char *const kind_names[] = { "ordinary", "dynamic", "pinned", "devmem" };
 
 struct target {
 	__u64 raddr;
@@ -129,7 +131,8 @@ static int target_open(struct target *t, int kind)
 		t->rkey = t->mr->rkey;
 		return 0;
 	}
-	t->fd = exp_create_chunks(expdev, TARGET, DMABUF_EXP_F_DYNAMIC, NULL, 0, &err);
+	t->fd = exp_create_chunks(expdev, TARGET, DMABUF_EXP_F_DYNAMIC |
+				  (kind == DEVMEM ? DMABUF_EXP_F_DEVMEM : 0), NULL, 0, &err);
 	if (t->fd < 0 || write_file(PINNED_PARAM, kind == PINNED ? "1" : "0"))
 		return -1;
 	err = uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, 0, TARGET, TARGET_IOVA, t->fd, access,
@@ -194,8 +197,11 @@ static void datapath(unsigned int rounds, double ms)
 		{ "read_bw", IBV_WR_RDMA_READ, 1 << 20, QUEUE_DEPTH },
 		{ "write_lat", IBV_WR_RDMA_WRITE, 8, 1 },
 	};
-	static const int order[] = { ORDINARY, DYNAMIC, PINNED, PINNED, DYNAMIC, ORDINARY };
+	static const int order[] = {
+		ORDINARY, DYNAMIC, PINNED, DEVMEM, DEVMEM, PINNED, DYNAMIC, ORDINARY
+	};
 	unsigned int ok[ARRAY_SIZE(benches)] = { 0 };
+	struct dmabuf_exp_stats st;
 	struct target t[NKINDS];
 	unsigned int r, b, o;
 	int k, opened = 1;
@@ -204,7 +210,7 @@ static void datapath(unsigned int rounds, double ms)
 	for (k = 0; k < NKINDS; k++)
 		if (target_open(&t[k], k))
 			opened = 0;
-	result(opened, "targets_registered (ordinary, dynamic and pinned dma-buf, %lu bytes)",
+	result(opened, "targets_registered (ordinary; dynamic, pinned, devmem dma-buf; %lu bytes)",
 	       TARGET);
 	/* Untimed: first touches, the dynamic MR's first mapping, caches. */
 	for (k = 0; opened && !broken && k < NKINDS; k++)
@@ -229,6 +235,11 @@ static void datapath(unsigned int rounds, double ms)
 		if (benches[b].len <= maxlen)
 			result(opened && ok[b] == rounds * ARRAY_SIZE(order),
 			       "%s_%zu (%u blocks)", benches[b].name, benches[b].len, ok[b]);
+	/* The devmem numbers are of device memory only if it stayed there. */
+	st = exp_stats_fd(expdev, t[DEVMEM].fd);
+	result(opened && st.placement == DMABUF_EXP_PLACEMENT_DEVMEM && st.p2p_maps >= 1 &&
+	       st.migrations == 0, "devmem_target_stayed_in_device_memory (%llu peer-to-peer maps)",
+	       (unsigned long long)st.p2p_maps);
 	for (k = 0; k < NKINDS; k++)
 		target_close(&t[k]);
 }
