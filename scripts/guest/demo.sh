@@ -54,46 +54,37 @@ rmmod umem_dmabuf_rs
 step "the same on the built-in C importer"
 uverbs-dmabuf rxe0 "$GIDX"
 
+# pingpong KIND [swap]: samples/rdma_dmabuf_pingpong between two processes,
+# the server's buffer from allocator KIND migrating every 10 ms (with swap,
+# between device and system memory), the client's from udmabuf.
+pingpong() {
+	local server migrator crc=0 src=0 mrc=0
+	rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 50 --dmabuf "$1" \
+		>/tmp/server.txt 2>&1 &
+	server=$!
+	exp_migrate $server 10 1 ${2:-} >/tmp/migrate.txt &
+	migrator=$!
+	rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 50 --dmabuf udmabuf 127.0.0.1 \
+		>/tmp/client.txt 2>&1 || crc=$?
+	wait $server || src=$?
+	# The migrator follows the server and ends with it, maybe already has:
+	# either way it is done, and its status is its own verdict.
+	stop_helper $migrator
+	wait $migrator || mrc=$?
+	sed 's/^/  client: /' /tmp/client.txt
+	sed 's/^/  server: /' /tmp/server.txt
+	sed 's/^# /  /' /tmp/migrate.txt
+	verdict "client" $crc "server" $src "migrator" $mrc
+}
+
 step "ibv_reg_dmabuf_mr() from C, two processes (samples/rdma_dmabuf_pingpong), the server's buffer migrating every 10 ms"
-rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 50 --dmabuf exporter >/tmp/server.txt 2>&1 &
-server=$!
-exp_migrate $server 10 1 >/tmp/migrate.txt &
-migrator=$!
-crc=0
-rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 50 --dmabuf udmabuf 127.0.0.1 \
-	>/tmp/client.txt 2>&1 || crc=$?
-src=0
-wait $server || src=$?
-# The migrator follows the server and ends with it, maybe already has:
-# either way it is done, and its status is its own verdict.
-stop_helper $migrator
-mrc=0
-wait $migrator || mrc=$?
-sed 's/^/  client: /' /tmp/client.txt
-sed 's/^/  server: /' /tmp/server.txt
-sed 's/^# /  /' /tmp/migrate.txt
-verdict "client" $crc "server" $src "migrator" $mrc
+pingpong exporter
 
 step "device memory: the exporter's PCI BAR (ivshmem, behind one PCIe switch with the NIC), like GPU VRAM"
 dmesg | grep -o 'dmabuf_exporter_rs [0-9a-f:.]*: device memory: .*' | sed 's/^/  /'
 echo "  the client RDMA WRITEs and SENDs into the server's buffer in the BAR, which"
 echo "  moves between device and system memory every 10 ms; rxe reaches it peer-to-peer"
-rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 50 --dmabuf devmem >/tmp/server.txt 2>&1 &
-server=$!
-exp_migrate $server 10 1 swap >/tmp/migrate.txt &
-migrator=$!
-crc=0
-rdma_dmabuf_pingpong -d rxe0 -g "$GIDX" -s 65536 -n 50 --dmabuf udmabuf 127.0.0.1 \
-	>/tmp/client.txt 2>&1 || crc=$?
-src=0
-wait $server || src=$?
-stop_helper $migrator
-mrc=0
-wait $migrator || mrc=$?
-sed 's/^/  client: /' /tmp/client.txt
-sed 's/^/  server: /' /tmp/server.txt
-sed 's/^# /  /' /tmp/migrate.txt
-verdict "client" $crc "server" $src "migrator" $mrc
+pingpong devmem swap
 
 step "RDMA WRITE, SEND and READ in device memory with each importer; the host reads the BAR's file after the boot"
 wrc=0
