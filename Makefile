@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: all kernel module check check-slow kunit demo docs bench two-node two-node-bench demo-2node fmt clean kernel-clean
+.PHONY: all kernel module check check-full check-slow kunit demo docs bench two-node two-node-bench demo-2node fmt clean kernel-clean
 
 all: module
 
@@ -33,6 +33,11 @@ kunit:
 # speed, the lane that shows no verdict depends on the machine's speed.
 check-slow:
 	@UMEM_QEMU_CPUS=$${UMEM_QEMU_CPUS:-0} $(SCRIPTS)/check.sh
+
+# make check with what it leaves out to stay short: rdma-core's whole suite
+# on the C importer, the two-node tests on the C importer (lossy phase too).
+check-full:
+	@UMEM_FULL=1 $(SCRIPTS)/check.sh
 
 demo:
 	@$(SCRIPTS)/demo.sh

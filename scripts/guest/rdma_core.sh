@@ -5,10 +5,13 @@
 # Rust module:
 #   rdma_dmabuf_pingpong_<importer>  the C example between two processes,
 #                                  the server's buffer in device memory
-#   rdma_core_<importer>           C: the whole suite; Rust: test_mr (only
-#                                  the DmaBuf tests reach the importer, the
-#                                  rest runs the same code on either);
-#                                  dma-bufs from the movable exporter; without
+#   rdma_core_<importer>           test_mr (the DmaBuf tests reach the
+#                                  importer, the others rxe's MR code);
+#                                  make check-full (umem.full=1): the whole
+#                                  suite on the C importer (the rest of rxe
+#                                  and the patched libibverbs; it runs the
+#                                  same code on either importer); dma-bufs
+#                                  from the movable exporter; without
 #                                  test_dmabuf_read and _write (below)
 #   rdma_core_udmabuf_rust         the DmaBuf tests on udmabuf buffers,
 #                                  without test_dmabuf_read and _write, on
@@ -41,8 +44,11 @@ export PYTHONUNBUFFERED=1
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	umem.rc_select=*) RDMA_CORE_SELECT=${arg#umem.rc_select=} ;;
+	umem.full=1) RDMA_CORE_FULL=1 ;;
 	esac
 done
+C_SELECT=test_mr,$CPU_ACCESS
+[ "${RDMA_CORE_FULL:-0}" = 0 ] || C_SELECT=test_,$CPU_ACCESS
 
 # rdma_core ALLOCATOR SUITE SELECT: rdma-core's tests on rxe0, dma-bufs
 # from ALLOCATOR (patches/rdma-core: PYVERBS_DMABUF_ALLOCATOR).
@@ -105,7 +111,7 @@ importer_suites() {
 GIDX=$(rxe_setup)
 step rxe_device_with_ipv4_gid test -n "$GIDX"
 step insmod_exporter insmod $MODDIR/dmabuf_exporter_rs.ko
-importer_suites c "${RDMA_CORE_SELECT:-test_,$CPU_ACCESS}"
+importer_suites c "${RDMA_CORE_SELECT:-$C_SELECT}"
 step insmod_umem_dmabuf_rs insmod $MODDIR/umem_dmabuf_rs.ko
 importer_suites rust test_mr,$CPU_ACCESS
 # The Rust importer, not the built-in one, made the tests' umems.
