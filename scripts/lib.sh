@@ -34,21 +34,21 @@ CARGO_TARGET=$UMEM_CACHE/cargo
 
 export PATH="$HOME/.cargo/bin:$PATH"
 
-# child_cpu_seconds: whole CPU seconds (user + system) used by the processes
-# this shell has waited for ("times" of the shell itself, not of a
-# subshell, hence the file).
+# child_cpu_seconds: sets CHILD_CPU to the whole CPU seconds (user +
+# system) of the processes this shell has waited for (the shell's own
+# "times"; not in a $(...) subshell, which has waited for none).
 child_cpu_seconds() {
-	local f t m sec total=0
+	local f t m sec
 	f=$(mktemp)
 	times >"$f"
+	CHILD_CPU=0
 	for t in $(tail -n 1 "$f"); do
 		m=${t%%m*}
 		sec=${t#*m}
 		sec=${sec%%.*}
-		total=$((total + m * 60 + 10#$sec))
+		CHILD_CPU=$((CHILD_CPU + m * 60 + 10#$sec))
 	done
 	rm -f "$f"
-	echo $total
 }
 
 say() { printf '\033[1m==>\033[0m %s\n' "$*" >&2; }

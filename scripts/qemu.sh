@@ -80,7 +80,8 @@ machine=(-M q35
 
 say "booting $(kernel_pkg_version) under QEMU (${accel[1]}${pin:+, on host CPU $UMEM_QEMU_CPUS}), job '$job' (serial log: $log)"
 start=$SECONDS
-cpu_before=$(child_cpu_seconds)
+child_cpu_seconds
+cpu_before=$CHILD_CPU
 rc=0
 "${pin[@]}" qemu-system-x86_64 "${accel[@]}" -smp "${UMEM_SMP:-2}" -m 2G \
 	-nographic -no-reboot -nodefaults -serial stdio "${machine[@]}" ${UMEM_QEMU_ARGS:-} \
@@ -126,4 +127,5 @@ if ! grep -q '@@UMEM-DMESG-END@@' "$log"; then
 	tail -n 40 "$log" >&2
 	exit 1
 fi
-say "guest finished in $((SECONDS - start))s (host CPU $(($(child_cpu_seconds) - cpu_before)) s)"
+child_cpu_seconds
+say "guest finished in $((SECONDS - start))s (host CPU $((CHILD_CPU - cpu_before)) s)"

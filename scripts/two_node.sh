@@ -11,8 +11,8 @@
 # TWO_NODE_NETEM, tc netem's setting on both guests' side of the link, with
 # commas for spaces (default loss,1%,delay,1ms,reorder,1%; empty: a
 # clean link; the fast kernel has no netem); TWO_NODE_LOSSY, the importers
-# of the lossy phase (default rust,c); TWO_NODE_C=0 leaves out the first
-# phase's run on the C importer; TWO_NODE_BENCH=ROUNDS,MS, the
+# of the lossy phase (default rust,c); TWO_NODE_TESTS, the importers of the
+# tests on the clean link (default c,rust; "none"); TWO_NODE_BENCH=ROUNDS,MS, the
 # client's numbers across the wire (default none). Without arguments (make
 # two-node, make two-node-bench) it also builds what it needs and prints the
 # verdict, and the numbers' report when TWO_NODE_BENCH is set.
@@ -86,7 +86,7 @@ args=(kunit.enable=0 "umem.two_node_big=${TWO_NODE_BIG:-33554432}")
 [ -z "$netem" ] || args+=("umem.two_node_netem=$netem")
 [ -z "${TWO_NODE_BENCH:-}" ] || args+=("umem.two_node_bench=$TWO_NODE_BENCH")
 [ -z "${TWO_NODE_LOSSY:-}" ] || args+=("umem.two_node_lossy=$TWO_NODE_LOSSY")
-[ "${TWO_NODE_C:-1}" = 1 ] || args+=(umem.two_node_c=0)
+[ -z "${TWO_NODE_TESTS:-}" ] || args+=("umem.two_node_tests=$TWO_NODE_TESTS")
 # rxe's retransmit timer, 4.096 us << N (guest/two_node.sh): 268 ms on the
 # test kernel, 67 ms on the fast one, whose sender outruns the link.
 qpt=${TWO_NODE_QP_TIMEOUT:-}

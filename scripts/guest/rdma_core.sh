@@ -5,14 +5,15 @@
 # Rust module:
 #   rdma_dmabuf_pingpong_<importer>  the C example between two processes,
 #                                  the server's buffer in device memory
-#   rdma_core_<importer>           test_mr (the DmaBuf tests reach the
-#                                  importer, the others rxe's MR code);
-#                                  make check-full (umem.full=1): the whole
-#                                  suite on the C importer (the rest of rxe
-#                                  and the patched libibverbs; it runs the
-#                                  same code on either importer); dma-bufs
-#                                  from the movable exporter; without
-#                                  test_dmabuf_read and _write (below)
+#   rdma_core_<importer>           C: test_mr (the DmaBuf tests reach the
+#                                  importer, the others rxe's MR code, the
+#                                  same on either importer, so once); make
+#                                  check-full (umem.full=1): the whole suite
+#                                  (the rest of rxe and the patched
+#                                  libibverbs); Rust: the DmaBuf tests;
+#                                  dma-bufs from the movable exporter;
+#                                  without test_dmabuf_read and _write
+#                                  (below)
 #   rdma_core_udmabuf_rust         the DmaBuf tests on udmabuf buffers,
 #                                  without test_dmabuf_read and _write, on
 #                                  the Rust importer (on C about 80 s of
@@ -113,7 +114,7 @@ step rxe_device_with_ipv4_gid test -n "$GIDX"
 step insmod_exporter insmod $MODDIR/dmabuf_exporter_rs.ko
 importer_suites c "${RDMA_CORE_SELECT:-$C_SELECT}"
 step insmod_umem_dmabuf_rs insmod $MODDIR/umem_dmabuf_rs.ko
-importer_suites rust test_mr,$CPU_ACCESS
+importer_suites rust $DMABUF_TESTS,$CPU_ACCESS
 # The Rust importer, not the built-in one, made the tests' umems.
 calls=/sys/kernel/debug/umem_dmabuf_rs/calls
 awk '{ print "# umem_dmabuf_rs entry point", $1 ": " $2 " calls" }' $calls

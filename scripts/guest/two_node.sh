@@ -4,8 +4,8 @@
 # or client on the command line says which one this is. Each puts rxe on
 # eth1; the server loads the test exporter and serves rxe_2node, the client
 # runs the same program against it (its own MRs are ordinary ones):
-#   1. the tests on the C importer (umem.two_node_c=0: not), then with
-#      the Rust module loaded;
+#   1. the tests on the C importer, then with the Rust module loaded
+#      (umem.two_node_tests: the importers, "none" for neither);
 #   2. the server killed in the middle of a WRITE stream (Rust);
 #   3. with loss and reordering on the link (umem.two_node_netem), the
 #      tests again with less traffic, on the Rust importer, then the C one;
@@ -23,9 +23,10 @@ export RXE_2NODE_BENCH=$bench
 netem=$(cmdline_value umem.two_node_netem || true)
 # The importers the lossy phase runs on (make check: the Rust one only).
 lossy=$(cmdline_value umem.two_node_lossy || echo rust,c)
-# Whether the tests run on the C importer too, before the Rust one (make
-# check: no; the C importer's outcomes are the fuzzer's reference already).
-control=$(cmdline_value umem.two_node_c || echo 1)
+# The importers the tests on the clean link run on (make check: none; the
+# lossy phase runs the same tests with less traffic).
+clean=$(cmdline_value umem.two_node_tests || echo c,rust)
+[ "$clean" != none ] || clean=
 # rxe recovers a lost packet by a NAK (a gap in the PSNs) or by its
 # retransmit timer (default 4.3 s; rxe retries forever at the retry count
 # of 7). The link loses packets even without netem: on the fast kernel the
@@ -121,13 +122,10 @@ if cmdline_value umem.two_node_demo >/dev/null; then
 	run demo rust 18515
 	rmmod_rust
 else
-	[ "$control" = 0 ] || run "" c 18515
+	case ",$clean," in *,c,*) run "" c 18515 ;; esac
 	insmod_rust
-	run "" rust 18516
+	case ",$clean," in *,rust,*) run "" rust 18516 ;; esac
 	if [ "$role" = server ]; then
-		step rust_importer_created_the_umems awk \
-			'$1 == "get" { n = $2 } END { exit !(n > 0) }' \
-			/sys/kernel/debug/umem_dmabuf_rs/calls
 		# Killed mid-stream (SIGKILL, on the client's word): the process's
 		# MRs, attachments and buffers must go with it.
 		step server_killed_mid_stream sh -c \
@@ -140,6 +138,11 @@ else
 		# 7), so that the QP gives up once the server's QP is gone; if the
 		# server's MR goes first, the QP gets a remote access error.
 		RXE_TEST_QP_TIMEOUT=14 RXE_TEST_QP_RETRY=3 run kill rust 18517
+	fi
+	if [ "$role" = server ]; then
+		step rust_importer_created_the_umems awk \
+			'$1 == "get" { n = $2 } END { exit !(n > 0) }' \
+			/sys/kernel/debug/umem_dmabuf_rs/calls
 	fi
 	if [ -n "$netem" ]; then
 		netem_on
