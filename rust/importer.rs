@@ -11,11 +11,10 @@
 
 #![forbid(unsafe_code)]
 
-use crate::abs::device::IbDevice;
+use crate::abs::device::{DmaDevice, IbDevice};
 use crate::abs::umem::{
     Entry, OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked, UmemRequest,
 };
-use kernel::device::Device;
 use kernel::dma_buf::{DmaBuf, Importer, LockedAttachment};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
@@ -116,7 +115,7 @@ fn pin_and_map(umem: &UmemDmabuf, keep_locked: bool) -> Result {
 /// `ib_umem_dmabuf_get_pinned_and_lock()`.
 fn get_pinned_and_lock(
     device: &IbDevice,
-    dma_device: Option<&Device>,
+    dma_device: Option<DmaDevice<'_>>,
     req: UmemRequest,
     ops: UmemAttachOps,
     keep_locked: bool,
@@ -140,7 +139,7 @@ impl UmemImpl for RustImporter {
     #[inline]
     fn get(
         device: &IbDevice,
-        dma_device: Option<&Device>,
+        dma_device: Option<DmaDevice<'_>>,
         req: UmemRequest,
         ops: Option<UmemAttachOps>,
     ) -> Result<OwnedUmem> {
@@ -169,7 +168,7 @@ impl UmemImpl for RustImporter {
     #[inline]
     fn get_pinned(
         device: &IbDevice,
-        dma_device: Option<&Device>,
+        dma_device: Option<DmaDevice<'_>>,
         req: UmemRequest,
     ) -> Result<OwnedUmem> {
         let ops = UmemAttachOps::of::<PinnedOps>();

@@ -60,7 +60,7 @@ fn install_refuses_foreign(t: &Test) {
         Ok(umem) => umem,
         Err(e) => return t.fail(format_args!("umem: {e:?}")),
     };
-    let other = match OwnedImport::<Sibling>::new(buf.dmabuf(), dev, Ok(())) {
+    let other = match OwnedImport::<Sibling>::new(buf.dmabuf(), dev.device(), Ok(())) {
         Ok(other) => other,
         Err(e) => return t.fail(format_args!("second attachment: {e:?}")),
     };

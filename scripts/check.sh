@@ -171,5 +171,5 @@ if ! wait $fastpid; then
 	tail -n 20 "$LOGDIR/kernel-fast.txt" >&2
 fi
 say "regression gate on the fast kernel (log: $LOGDIR/gate-report.txt)"
-record "regression gate: Rust/C per table entry <= 1.10, per one-entry registration <= 1.30 (fast kernel)" gate
+record "regression gate: Rust/C per table entry <= 1.10, per one-entry registration <= 1.15 (fast kernel)" gate
 finish "$log" "$blog" "$rlog" "$slog" "$clog"

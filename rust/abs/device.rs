@@ -10,20 +10,44 @@ use kernel::bindings;
 use kernel::device::Device;
 use kernel::types::Opaque;
 
-/// The DMA device at `ptr`, or `None` for a null pointer (a driver without
-/// one, such as rxe).
+/// The DMA device ib_core passes to an importer (an RDMA device's
+/// `dma_device`, or the one a driver names for a registration), borrowed.
 ///
-/// # Safety
+/// The attachment of a umem takes no reference on its device, as the C
+/// importer's takes none (`kernel::dma_buf::DynAttachment`): this type
+/// carries ib_core's promise that makes that sound.
 ///
-/// `ptr` is null or a live device that stays live for `'a`.
-#[inline]
-pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::device) -> Option<&'a Device> {
-    if ptr.is_null() {
-        return None;
+/// # Invariants
+///
+/// The device is live for `'a`, and also until every umem attached for it
+/// is released: ib_core releases a device's umems before the device goes.
+#[derive(Clone, Copy)]
+pub(crate) struct DmaDevice<'a>(&'a Device);
+
+impl<'a> DmaDevice<'a> {
+    /// The DMA device at `ptr`, or `None` for a null pointer (a driver
+    /// without one, such as rxe).
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is null or a live device that stays live for `'a`, and until
+    /// every umem attached for it is released.
+    #[inline]
+    pub(crate) unsafe fn from_raw(ptr: *mut bindings::device) -> Option<Self> {
+        if ptr.is_null() {
+            return None;
+        }
+        // SAFETY: a live device for `'a` (the caller's contract).
+        let dev = unsafe { Device::from_raw(ptr) };
+        // INVARIANT: the caller's contract.
+        Some(Self(dev))
     }
-    // SAFETY: a live device for `'a` (the caller's contract).
-    let dev = unsafe { Device::from_raw(ptr) };
-    Some(dev)
+
+    /// The device.
+    #[inline]
+    pub(crate) fn device(self) -> &'a Device {
+        self.0
+    }
 }
 
 /// A `struct ib_device`, borrowed.
@@ -49,9 +73,9 @@ impl IbDevice {
 
     /// The device that does DMA for this RDMA device, if it has one (software
     /// devices such as rxe have none).
-    pub(crate) fn dma_device(&self) -> Option<&Device> {
+    pub(crate) fn dma_device(&self) -> Option<DmaDevice<'_>> {
         // SAFETY: the ib_device is live (type invariant) and holds its DMA device
-        // for its whole life.
-        unsafe { from_raw((*self.as_raw()).dma_device) }
+        // for its whole life, which lasts until its umems are released.
+        unsafe { DmaDevice::from_raw((*self.as_raw()).dma_device) }
     }
 }

@@ -15,11 +15,10 @@
 //! the arguments and entry-point names, [`ops`] the ops table of the ib_core
 //! hook, its trampolines and the registration.
 
-use super::device::IbDevice;
+use super::device::{DmaDevice, IbDevice};
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::bindings;
-use kernel::device::Device;
 use kernel::dma_buf::dma_resv::DmaResv;
 use kernel::dma_buf::{
     AttachOps, Attachment, DmaBuf, DynAttachment, Importer, ImporterOps, LockedAttachment, Mapping,
@@ -229,7 +228,7 @@ impl OwnedUmem {
         size: usize,
         writable: bool,
         dmabuf: ARef<DmaBuf>,
-        dev: &Device,
+        dev: DmaDevice<'_>,
         ops: Option<UmemAttachOps>,
     ) -> Result<Self> {
         // Since 7.1 a umem may be attached without callbacks.
@@ -261,9 +260,11 @@ impl OwnedUmem {
         // INVARIANT: allocated above; `attach` is still null, which `drop` handles.
         let owned = Self(raw.cast::<UmemDmabuf>());
         // SAFETY: `importer_priv` is the umem, which outlives the attachment: it is
-        // detached in `drop` before the memory is freed. The callbacks of `ops`
-        // expect the umem as `importer_priv` (invariant of `UmemAttachOps`).
-        let attach = match unsafe { DynAttachment::new(dmabuf, dev, ops, owned.get()) } {
+        // detached in `drop` before the memory is freed. The device outlives it
+        // too: until the umem is released (invariant of `DmaDevice`). The
+        // callbacks of `ops` expect the umem as `importer_priv` (invariant of
+        // `UmemAttachOps`).
+        let attach = match unsafe { DynAttachment::new(dmabuf, dev.device(), ops, owned.get()) } {
             Ok(attach) => attach,
             Err(e) => {
                 // SAFETY: the attachment is gone, so nothing can notify (and

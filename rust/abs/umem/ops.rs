@@ -4,10 +4,9 @@
 //! the table and its registration with ib_core.
 
 use super::{Entry, OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemLocked, UmemRequest};
-use crate::abs::device::{self, IbDevice};
+use crate::abs::device::{DmaDevice, IbDevice};
 use core::ptr;
 use kernel::bindings;
-use kernel::device::Device;
 use kernel::dma_buf::AttachOps;
 use kernel::prelude::*;
 
@@ -23,14 +22,14 @@ pub(crate) trait UmemImpl {
     /// `ib_umem_dmabuf_get_with_dma_device()`.
     fn get(
         device: &IbDevice,
-        dma_device: Option<&Device>,
+        dma_device: Option<DmaDevice<'_>>,
         req: UmemRequest,
         ops: Option<UmemAttachOps>,
     ) -> Result<OwnedUmem>;
     /// `ib_umem_dmabuf_get_pinned_with_dma_device()`.
     fn get_pinned(
         device: &IbDevice,
-        dma_device: Option<&Device>,
+        dma_device: Option<DmaDevice<'_>>,
         req: UmemRequest,
     ) -> Result<OwnedUmem>;
     /// `ib_umem_dmabuf_get_pinned_revocable_and_lock()`: on success, returns
@@ -63,7 +62,8 @@ struct Trampolines<T: UmemImpl>(core::marker::PhantomData<T>);
 impl<T: UmemImpl> Trampolines<T> {
     /// # Safety
     ///
-    /// `device` is a live ib_device, `dma_device` a live device or null, `ops`
+    /// `device` is a live ib_device, `dma_device` null or a live device that
+    /// outlives the umems made for it (ib_core's contract), `ops`
     /// null or a static table whose callbacks expect the umem as
     /// `importer_priv` (the contract of `ib_umem_dmabuf_get()`).
     unsafe extern "C" fn get(
@@ -80,7 +80,7 @@ impl<T: UmemImpl> Trampolines<T> {
         let (device, dma_device, ops) = unsafe {
             (
                 IbDevice::from_raw(device),
-                device::from_raw(dma_device),
+                DmaDevice::from_raw(dma_device),
                 AttachOps::from_raw(ops),
             )
         };
@@ -92,7 +92,8 @@ impl<T: UmemImpl> Trampolines<T> {
 
     /// # Safety
     ///
-    /// `device` is a live ib_device, `dma_device` a live device or null.
+    /// `device` is a live ib_device, `dma_device` null or a live device that
+    /// outlives the umems made for it (ib_core's contract).
     unsafe extern "C" fn get_pinned(
         device: *mut bindings::ib_device,
         dma_device: *mut bindings::device,
@@ -104,7 +105,7 @@ impl<T: UmemImpl> Trampolines<T> {
         T::entered(Entry::GetPinned);
         // SAFETY: see the function's contract.
         let (device, dma_device) =
-            unsafe { (IbDevice::from_raw(device), device::from_raw(dma_device)) };
+            unsafe { (IbDevice::from_raw(device), DmaDevice::from_raw(dma_device)) };
         let req = UmemRequest::new(offset, size, fd, access);
         umem_result(T::get_pinned(device, dma_device, req))
     }
