@@ -6,7 +6,8 @@
 
 #![forbid(unsafe_code)]
 
-use crate::abs::testing::{ib_device, install_foreign, MockBuffer};
+use crate::abs::device::{DmaDevice, IbDevice};
+use crate::abs::testing::{device_refs, ib_device, install_foreign, MockBuffer};
 use crate::abs::umem::{OwnedUmem, UmemAttachOps, UmemDmabuf, UmemImpl};
 use crate::importer::RustImporter;
 use kernel::dma_buf::export::OwnedImport;
@@ -43,17 +44,30 @@ impl Importer for Sibling {
     fn invalidate_mappings(_priv: &(), _attach: LockedAttachment<'_>) {}
 }
 
+/// The case's buffer (`LENS`), RDMA device and its DMA device; `None` once
+/// the case has failed for want of one.
+fn setup(t: &Test) -> Option<(MockBuffer<'_>, &IbDevice, DmaDevice<'_>)> {
+    let (buf, ibdev) = match (MockBuffer::new(t, &LENS), ib_device(t)) {
+        (Ok(buf), Ok(ibdev)) => (buf, ibdev),
+        _ => {
+            t.fail(format_args!("no buffer or device for the case"));
+            return None;
+        }
+    };
+    let Some(dev) = ibdev.dma_device() else {
+        t.fail(format_args!("the case's ib_device has no DMA device"));
+        return None;
+    };
+    Some((buf, ibdev, dev))
+}
+
 /// A umem may only hold a mapping of its own attachment: the table of
 /// another attachment of the same buffer is refused, then the umem's own is
 /// taken (one mapping more, one unmapping more: the exporter's counts,
 /// checked when the buffer goes, stay balanced).
 fn install_refuses_foreign(t: &Test) {
-    let (buf, ibdev) = match (MockBuffer::new(t, &LENS), ib_device(t)) {
-        (Ok(buf), Ok(ibdev)) => (buf, ibdev),
-        _ => return t.fail(format_args!("no buffer or device for the case")),
-    };
-    let Some(dev) = ibdev.dma_device() else {
-        return t.fail(format_args!("the case's ib_device has no DMA device"));
+    let Some((buf, ibdev, dev)) = setup(t) else {
+        return;
     };
     let ops = Some(UmemAttachOps::of::<CaseOps>());
     let umem = match OwnedUmem::new(ibdev, 0, SIZE, true, buf.dmabuf(), dev, ops) {
@@ -76,6 +90,33 @@ fn install_refuses_foreign(t: &Test) {
     kunit_expect!(t, !view.is_mapped());
 }
 
+/// Who holds the device: a umem's attachment takes no reference (ib_core
+/// keeps the DMA device live, as for the C importer's attachments), the safe
+/// owner of an attachment takes one for as long as it lives.
+fn device_references(t: &Test) {
+    let Some((buf, ibdev, dev)) = setup(t) else {
+        return;
+    };
+    let before = device_refs(dev);
+    let ops = Some(UmemAttachOps::of::<CaseOps>());
+    match OwnedUmem::new(ibdev, 0, SIZE, true, buf.dmabuf(), dev, ops) {
+        Ok(umem) => {
+            kunit_expect_eq!(t, device_refs(dev), before);
+            RustImporter::release(umem);
+        }
+        Err(e) => return t.fail(format_args!("umem: {e:?}")),
+    }
+    match OwnedImport::<Sibling>::new(buf.dmabuf(), dev.device(), Ok(())) {
+        Ok(other) => {
+            kunit_expect_eq!(t, device_refs(dev), before + 1);
+            kunit_expect!(t, core::ptr::eq(other.device(), dev.device()));
+            drop(other);
+        }
+        Err(e) => return t.fail(format_args!("second attachment: {e:?}")),
+    }
+    kunit_expect_eq!(t, device_refs(dev), before);
+}
+
 #[kunit_tests(umem_dmabuf_rs_abs)]
 mod suite {
     use kernel::kunit::Test;
@@ -83,5 +124,10 @@ mod suite {
     #[test]
     fn install_refuses_foreign() {
         Test::with_current(super::install_refuses_foreign);
+    }
+
+    #[test]
+    fn device_references() {
+        Test::with_current(super::device_references);
     }
 }

@@ -6,6 +6,7 @@
 //! C headers: [`include/linux/device.h`](srctree/include/linux/device.h),
 //! [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
+use core::ptr;
 use kernel::bindings;
 use kernel::device::Device;
 use kernel::types::Opaque;
@@ -47,6 +48,13 @@ impl<'a> DmaDevice<'a> {
     #[inline]
     pub(crate) fn device(self) -> &'a Device {
         self.0
+    }
+
+    /// The `struct device` (`Device` is `repr(transparent)` over it; the
+    /// kernel crate keeps its own accessor private).
+    #[inline]
+    pub(crate) fn as_raw(self) -> *mut bindings::device {
+        ptr::from_ref(self.0).cast_mut().cast()
     }
 }
 

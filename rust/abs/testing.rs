@@ -7,7 +7,7 @@
 //! C headers: [`include/umem_mock_exporter.h`](../../include/umem_mock_exporter.h),
 //! [`include/umem_test.h`](../../include/umem_test.h)
 
-use super::device::IbDevice;
+use super::device::{DmaDevice, IbDevice};
 use super::umem::UmemLocked;
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
@@ -144,4 +144,12 @@ pub(crate) fn install_foreign<'a>(umem: &UmemLocked<'a>, other: &'a Attachment) 
     // SAFETY: the lock is held for `'a`, as above.
     unsafe { other.with_assumed_lock(|l| l.unmap(mapping)) };
     Ok(refused)
+}
+
+/// The reference count of `dev` (its kobject's), for cases that check who
+/// holds the device.
+pub(crate) fn device_refs(dev: DmaDevice<'_>) -> i32 {
+    // SAFETY: the device is live (invariant of `DmaDevice`); its kobject's
+    // count is an atomic, read as `kref_read()` reads it.
+    unsafe { bindings::atomic_read(&raw const (*dev.as_raw()).kobj.kref.refcount.refs) }
 }
