@@ -35,7 +35,8 @@ check-slow:
 	@UMEM_QEMU_CPUS=$${UMEM_QEMU_CPUS:-0} $(SCRIPTS)/check.sh
 
 # make check with what it leaves out to stay short: rdma-core's whole suite
-# on the C importer, the two-node tests on the C importer (lossy phase too).
+# on the C importer, the two-node tests on the clean link, the lossy phase
+# on the C importer too.
 check-full:
 	@UMEM_FULL=1 $(SCRIPTS)/check.sh
 
