@@ -47,29 +47,27 @@ PY
 	exit 1
 fi
 
-# The fast kernel, for the regression gate at the end: when it is not
-# cached yet, it builds in the background at the lowest priority, on the
-# CPU time the host checks and the boots leave idle (a fresh machine).
-# Its own process group (setsid), so that an early end can stop it whole.
-UMEM_KERNEL=fast nice -n 19 setsid "$ROOT/scripts/kernel.sh" >"$LOGDIR/kernel-fast.txt" 2>&1 &
-fastpid=$!
+# In the background at the lowest priority, on the CPU time the host checks
+# and the boots leave idle (a fresh machine; cached, they are no-ops): the
+# compile-only build of the hardware RDMA drivers (kernel/drivers.config),
+# then the fast kernel, for the regression gate at the end. Each leaves its
+# exit status in $LOGDIR/kernel-NAME.rc. Its own process group (setsid),
+# so that an early end can stop it whole.
+rm -f "$LOGDIR"/kernel-{drivers,fast}.rc
+nice -n 19 setsid bash -c 'for k in drivers fast; do
+	UMEM_KERNEL=$k "$0/scripts/kernel.sh" >"$1/kernel-$k.txt" 2>&1
+	echo $? >"$1/kernel-$k.rc"
+done' "$ROOT" "$LOGDIR" &
+bgpid=$!
+background_build_ok() {	# background_build_ok NAME: waits for the builds, says how NAME's went
+	wait $bgpid 2>/dev/null || true
+	[ "$(cat "$LOGDIR/kernel-$1.rc" 2>/dev/null)" = 0 ] && return
+	echo "    the $1 build failed (log: $LOGDIR/kernel-$1.txt):" >&2
+	tail -n 20 "$LOGDIR/kernel-$1.txt" >&2
+	return 1
+}
 
 say "host checks"
-# Built with the test kernel (kernel/test.config): a driver that no longer
-# compiles against the patched ib_core stops the kernel build; this also
-# catches one that silently stopped being built.
-hw_drivers=(mlx5/mlx5_ib efa/efa bnxt_re/bnxt_re irdma/irdma mana/mana_ib ionic/ionic_rdma)
-hw_drivers_built() {
-	local ko rc=0
-	for ko in "${hw_drivers[@]}"; do
-		if [ ! -f "$KOUT/drivers/infiniband/hw/$ko.ko" ]; then
-			echo "    missing: drivers/infiniband/hw/$ko.ko" >&2
-			rc=1
-		fi
-	done
-	return $rc
-}
-record "hardware RDMA drivers with dma-buf MRs built (${hw_drivers[*]##*/})" hw_drivers_built
 record "rustfmt" "$ROOT/scripts/lint.sh" rustfmt
 record "no unsafe in the importer, exporter and test logic" "$ROOT/scripts/lint.sh" no-unsafe
 # From clean, so that warnings of files built earlier are seen again.
@@ -77,7 +75,7 @@ record "no unsafe in the importer, exporter and test logic" "$ROOT/scripts/lint.
 record "module build (CLIPPY=1, no warnings)" "$ROOT/scripts/module.sh" CLIPPY=1
 record "rdma-core v59.0 + patches/rdma-core built" "$ROOT/scripts/rdma-core.sh"
 if grep -q '^not ok module build' "$host"; then
-	kill -- -"$fastpid" 2>/dev/null || true
+	kill -- -"$bgpid" 2>/dev/null || true
 	finish
 fi
 
@@ -154,6 +152,7 @@ wait $rpid
 # Last, because the module tree is rebuilt for that kernel.
 gate() {
 	local rc=0
+	background_build_ok fast || return 1
 	UMEM_KERNEL=fast KUNIT_FILTER='umem_dmabuf_rs_bench.umem_bench_gate*' \
 		UMEM_MODARGS=bench_gate_rounds=15 "$ROOT/scripts/kunit.sh" \
 		>"$LOGDIR/gate-report.txt" 2>&1 || rc=1
@@ -162,14 +161,39 @@ gate() {
 	[ $rc = 0 ] || tail -n 20 "$LOGDIR/gate-report.txt"
 	return $rc
 }
-if kill -0 "$fastpid" 2>/dev/null; then
-	say "waiting for the fast kernel's background build (log: $LOGDIR/kernel-fast.txt)"
-	tail -n 1 -f --pid="$fastpid" "$LOGDIR/kernel-fast.txt" || true
+if kill -0 "$bgpid" 2>/dev/null; then
+	say "waiting for the background builds (logs: $LOGDIR/kernel-drivers.txt, kernel-fast.txt)"
+	tail -n 1 -f --pid="$bgpid" "$LOGDIR/kernel-drivers.txt" "$LOGDIR/kernel-fast.txt" 2>/dev/null || true
 fi
-if ! wait $fastpid; then
-	echo "    the fast kernel's build failed:" >&2
-	tail -n 20 "$LOGDIR/kernel-fast.txt" >&2
-fi
+# A driver that no longer compiles against the patched ib_core fails its
+# build; one that silently stopped being built, or stopped calling the
+# importer, or calls a function the patched kernel does not export, fails
+# here (compiled only, so linking is checked by symbol: ib_core is built in).
+hw_drivers_built() {
+	background_build_ok drivers || return 1
+	local dout d o s syms rc=0
+	dout=$(kernel_vars drivers && echo "$KOUT")
+	for d in "${HW_RDMA_DRIVERS[@]}"; do
+		o=$dout/drivers/infiniband/hw/$d.o
+		if [ ! -f "$o" ]; then
+			echo "    missing: drivers/infiniband/hw/$d.o" >&2
+			rc=1
+			continue
+		fi
+		syms=$("llvm-nm$KLLVM" -u "$o" | awk '$NF ~ /^ib_umem_dmabuf_/ { print $NF }' | sort -u)
+		if [ -z "$syms" ]; then
+			echo "    $d.o calls no ib_umem_dmabuf_*() function" >&2
+			rc=1
+		fi
+		for s in $syms; do
+			awk -v s="$s" '$2 == s { f = 1 } END { exit !f }' "$KOUT/Module.symvers" ||
+				{ echo "    $d.o calls $s, which the test kernel does not export" >&2; rc=1; }
+		done
+	done
+	return $rc
+}
+record "hardware RDMA drivers with dma-buf MRs compile against the series (${HW_RDMA_DRIVERS[*]##*/})" \
+	hw_drivers_built
 say "regression gate on the fast kernel (log: $LOGDIR/gate-report.txt)"
 record "regression gate: Rust/C per table entry <= 1.10, per one-entry registration <= 1.15 (fast kernel)" gate
 finish "$log" "$blog" "$rlog" "$slog" "$clog"

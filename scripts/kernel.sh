@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Builds the patched kernel $UMEM_KERNEL (test or fast, see lib.sh) into
-# $UMEM_CACHE, or does nothing when the cached build's key (source version +
-# patches + config fragments) is unchanged.
+# Builds the patched kernel $UMEM_KERNEL (test, fast or drivers, see lib.sh)
+# into $UMEM_CACHE, or does nothing when the cached build's key (source
+# version + patches + config fragments) is unchanged. --configure-only
+# writes the configuration alone (scripts/kpatch.sh build-each).
 #
 # The source tree is a git repository whose first commit (tag "pristine") is the
 # unpacked Debian source; the series is applied with "git am" on top of it, so
@@ -58,7 +59,7 @@ configure() {
 		>>"$LOGDIR/config-$UMEM_KERNEL.log" 2>&1 || die "merge_config.sh failed (see $LOGDIR/config-$UMEM_KERNEL.log)"
 	make -s -C "$KSRC" O="$cfg" LLVM=$KLLVM olddefconfig >>"$LOGDIR/config-$UMEM_KERNEL.log" 2>&1 ||
 		{ tail -20 "$LOGDIR/config-$UMEM_KERNEL.log"; die "make olddefconfig failed"; }
-	for frag in "${KFRAGMENTS[@]}"; do
+	for frag in "${KCHECKED[@]}"; do
 		"$ROOT/scripts/check-config.sh" "$frag" "$cfg/.config"
 	done
 	# Only replace the build's .config when it changed, so make keeps its work.
@@ -75,11 +76,17 @@ main() {
 		apply_patches --force
 		return
 	fi
+	if [ "${1:-}" = "--configure-only" ]; then
+		prepare_source
+		apply_patches
+		configure
+		return
+	fi
 	"$ROOT/scripts/setup.sh"
 	local key
 	key=$(kernel_key)
 	if [ -f "$KOUT/.umem-key" ] && [ "$(cat "$KOUT/.umem-key")" = "$key" ] &&
-	   [ -f "$KOUT/arch/x86/boot/bzImage" ]; then
+	   [ -f "$KOUT/$KPRODUCT" ]; then
 		say "$UMEM_KERNEL kernel $(kernel_pkg_version) cached ($key) in $KOUT"
 		return
 	fi
@@ -89,10 +96,16 @@ main() {
 	say "configuring the $UMEM_KERNEL kernel (tinyconfig + kvm_guest.config + ${KFRAGMENTS[*]##*/})"
 	configure
 	rm -f "$KOUT/.umem-key"
-	say "building the $UMEM_KERNEL kernel $(kernel_pkg_version) (a first build takes 10 to 25 minutes on 2 cores; full log: $LOGDIR/kernel-build-$UMEM_KERNEL.log)"
+	local what="the $UMEM_KERNEL kernel $(kernel_pkg_version) (a first build takes 10 to 25 minutes on 2 cores"
+	local stage="$UMEM_KERNEL kernel build"
+	if [ ${#KTARGETS[@]} != 0 ]; then
+		what="${KTARGETS[*]} with the $UMEM_KERNEL configuration (a first build takes about 5 minutes"
+		stage="$UMEM_KERNEL build"
+	fi
+	say "building $what; full log: $LOGDIR/kernel-build-$UMEM_KERNEL.log)"
 	PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-$UMEM_KERNEL$KSUFFIX \
-		run_with_progress "kernel build" "$LOGDIR/kernel-build-$UMEM_KERNEL.log" "$KOUT" \
-		make -C "$KSRC" O="$KOUT" LLVM=$KLLVM -j"$(nproc)"
+		run_with_progress "$stage" "$LOGDIR/kernel-build-$UMEM_KERNEL.log" "$KOUT" \
+		make -C "$KSRC" O="$KOUT" LLVM=$KLLVM -j"$(nproc)" "${KTARGETS[@]}"
 	find "$KOUT" -name '*.o' | wc -l >"$UMEM_CACHE/objcount-$UMEM_KERNEL$KSUFFIX"
 	echo "$key" >"$KOUT/.umem-key"
 }

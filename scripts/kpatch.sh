@@ -62,12 +62,13 @@ check)
 	exit $rc
 	;;
 build-each)
-	# The test kernel's configuration: it builds the most (KUnit, Rust, rxe
-	# and the hardware drivers with dma-buf MRs).
-	UMEM_KERNEL=test "$ROOT/scripts/kernel.sh" >/dev/null
-	cfg=$UMEM_CACHE/config-test$KSUFFIX/.config
+	# The test kernel's configuration with the hardware drivers that have
+	# dma-buf MRs (lib.sh, UMEM_KERNEL=series): it builds the most (KUnit,
+	# Rust, rxe and every caller of the importer).
+	UMEM_KERNEL=series "$ROOT/scripts/kernel.sh" --configure-only >/dev/null
+	cfg=$UMEM_CACHE/config-series$KSUFFIX/.config
 	wt=$UMEM_CACHE/series-src$KSUFFIX
-	out=$UMEM_CACHE/build-series$KSUFFIX
+	out=$(kernel_vars series && echo "$KOUT")
 	if [ ! -d "$wt" ]; then
 		say "a second tree for the series: $wt (a git worktree of $KSRC)"
 		git_tree "$KSRC" worktree prune
@@ -85,7 +86,7 @@ build-each)
 		git_tree "$wt" checkout -q --detach "$c"
 		log=$LOGDIR/build-each-$((i + 1)).log
 		say "patch $((i + 1))/${#commits[@]}: $subject (log: $log)"
-		if PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-test$KSUFFIX \
+		if PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-series$KSUFFIX \
 			run_with_progress "build after patch $((i + 1))" "$log" "$out" \
 			make -C "$wt" O="$out" LLVM=$KLLVM -j"$(nproc)"; then
 			echo "ok $((i + 1)) $subject"

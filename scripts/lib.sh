@@ -54,28 +54,56 @@ child_cpu_seconds() {
 say() { printf '\033[1m==>\033[0m %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# Two kernels from the one source tree, each with its own O= build directory
-# (bzImage, Module.symvers) and cache key; UMEM_KERNEL picks one:
-#   test  make check: kernel/umem.config + kernel/test.config (lockdep,
-#         KASAN, kmemleak, fault injection, the hardware drivers)
-#   fast  make demo and benchmarks: kernel/umem.config only
+# Builds from the one source tree, each with its own O= build directory and
+# cache key; UMEM_KERNEL picks one (kernel_vars sets KOUT, KFRAGMENTS,
+# KCHECKED: the fragments whose every line must survive olddefconfig,
+# KTARGETS: make's targets, none for a whole kernel, and KPRODUCT: what
+# the build leaves behind):
+#   test     make check: kernel/umem.config + kernel/test.config (lockdep,
+#            KASAN, kmemleak, fault injection)
+#   fast     make demo and benchmarks: kernel/umem.config only
+#   drivers  no kernel: the directories of the hardware RDMA drivers of
+#            kernel/drivers.config, compiled only (make check)
+#   series   scripts/kpatch.sh build-each: the test kernel and the drivers
+HW_RDMA_DRIVERS=(mlx5/mlx5_ib efa/efa bnxt_re/bnxt_re irdma/irdma mana/mana_ib ionic/ionic_rdma)
+kernel_vars() {
+	local k=$ROOT/kernel
+	KTARGETS=()
+	KPRODUCT=arch/x86/boot/bzImage
+	case "$1" in
+	test)
+		KOUT=$UMEM_CACHE/build$KSUFFIX
+		KFRAGMENTS=("$k/umem.config" "$k/linux-$UMEM_KVER.config" "$k/test.config")
+		;;
+	fast)
+		KOUT=$UMEM_CACHE/build-fast$KSUFFIX
+		KFRAGMENTS=("$k/umem.config" "$k/linux-$UMEM_KVER.config")
+		;;
+	drivers)
+		KOUT=$UMEM_CACHE/build-drivers$KSUFFIX
+		KFRAGMENTS=("$k/umem.config" "$k/linux-$UMEM_KVER.config" "$k/drivers.config"
+			    "$k/drivers-only.config")
+		KCHECKED=("$k/drivers.config" "$k/drivers-only.config")
+		local d
+		for d in "${HW_RDMA_DRIVERS[@]}"; do
+			KTARGETS+=("drivers/infiniband/hw/${d%/*}/")
+		done
+		KPRODUCT=drivers/infiniband/hw/${HW_RDMA_DRIVERS[-1]}.o
+		return
+		;;
+	series)
+		KOUT=$UMEM_CACHE/build-series$KSUFFIX
+		KFRAGMENTS=("$k/umem.config" "$k/linux-$UMEM_KVER.config" "$k/test.config"
+			    "$k/drivers.config")
+		;;
+	*)
+		die "UMEM_KERNEL must be 'test', 'fast', 'drivers' or 'series', not '$1'"
+		;;
+	esac
+	KCHECKED=("${KFRAGMENTS[@]}")
+}
 UMEM_KERNEL=${UMEM_KERNEL:-test}
-case "$UMEM_KERNEL" in
-test)
-	KOUT=$UMEM_CACHE/build$KSUFFIX
-	KFRAGMENTS=("$ROOT/kernel/umem.config" "$ROOT/kernel/linux-$UMEM_KVER.config"
-		    "$ROOT/kernel/test.config")
-	[ -f "$ROOT/kernel/test-$UMEM_KVER.config" ] &&
-		KFRAGMENTS+=("$ROOT/kernel/test-$UMEM_KVER.config")
-	;;
-fast)
-	KOUT=$UMEM_CACHE/build-fast$KSUFFIX
-	KFRAGMENTS=("$ROOT/kernel/umem.config" "$ROOT/kernel/linux-$UMEM_KVER.config")
-	;;
-*)
-	die "UMEM_KERNEL must be 'test' or 'fast', not '$UMEM_KERNEL'"
-	;;
-esac
+kernel_vars "$UMEM_KERNEL"
 
 # Prints the Debian version of the kernel source package, e.g. 7.3.4-1~bpo13+1.
 kernel_pkg_version() {
@@ -128,6 +156,7 @@ kernel_key() {
 	{
 		echo "recipe 2 $UMEM_KERNEL"
 		echo "kver $UMEM_KVER"
+		[ ${#KTARGETS[@]} = 0 ] || echo "targets ${KTARGETS[*]}"
 		kernel_pkg_version
 		series_patches | xargs -r cat
 		cat "${KFRAGMENTS[@]}"
