@@ -38,34 +38,48 @@ finish() {	# finish [LOG...]
 	exit $?
 }
 
-if ! "$ROOT/scripts/kernel.sh"; then
-	echo "not ok kernel build" >>"$host"
-	python3 - "$host" <<'PY'
-import sys
-print("0 passed, 1 failed")
-PY
+setup_failed() {	# setup_failed WHAT: the verdict when nothing can be tested
+	echo "not ok $1" >>"$host"
+	echo "0 passed, 1 failed"
 	exit 1
-fi
+}
+"$ROOT/scripts/setup.sh" || setup_failed "set-up (scripts/setup.sh)"
+"$ROOT/scripts/kernel.sh" --source || setup_failed "kernel source with patches/linux-$UMEM_KVER"
 
-# In the background at the lowest priority, on the CPU time the host checks
-# and the boots leave idle (a fresh machine; cached, they are no-ops): the
+# Builds in the background, each in its own process group (setsid, so that
+# an early end stops it whole), with its output in $LOGDIR/NAME.txt and its
+# exit status in NAME.rc; cached, they are no-ops. On a fresh machine they
+# take the CPU time that the test kernel's build leaves idle (its Rust
+# crates and its link are serial) and then what the host checks and the
+# boots leave: rdma-core at nice 10, for the rdma-core boot; at nice 19 the
 # compile-only build of the hardware RDMA drivers (kernel/drivers.config),
-# then the fast kernel, for the regression gate at the end. Each leaves its
-# exit status in $LOGDIR/kernel-NAME.rc. Its own process group (setsid),
-# so that an early end can stop it whole.
-rm -f "$LOGDIR"/kernel-{drivers,fast}.rc
+# then the fast kernel, for the regression gate at the end.
+rm -f "$LOGDIR"/{rdma-core,kernel-drivers,kernel-fast}.rc
+nice -n 10 setsid bash -c '"$0/scripts/rdma-core.sh" >"$1/rdma-core.txt" 2>&1
+	echo $? >"$1/rdma-core.rc"' "$ROOT" "$LOGDIR" &
+rcpid=$!
 nice -n 19 setsid bash -c 'for k in drivers fast; do
 	UMEM_KERNEL=$k "$0/scripts/kernel.sh" >"$1/kernel-$k.txt" 2>&1
 	echo $? >"$1/kernel-$k.rc"
 done' "$ROOT" "$LOGDIR" &
 bgpid=$!
-background_build_ok() {	# background_build_ok NAME: waits for the builds, says how NAME's went
-	wait $bgpid 2>/dev/null || true
-	[ "$(cat "$LOGDIR/kernel-$1.rc" 2>/dev/null)" = 0 ] && return
-	echo "    the $1 build failed (log: $LOGDIR/kernel-$1.txt):" >&2
-	tail -n 20 "$LOGDIR/kernel-$1.txt" >&2
+stop_background() { kill -- -"$rcpid" -"$bgpid" 2>/dev/null || true; }
+built() {	# built NAME PID: waits for PID, then says how the build NAME went
+	if kill -0 "$2" 2>/dev/null; then
+		say "waiting for the background build of $1 (log: $LOGDIR/$1.txt)"
+		tail -n 1 -f --pid="$2" "$LOGDIR/$1.txt" || true
+	fi
+	wait "$2" 2>/dev/null || true
+	[ "$(cat "$LOGDIR/$1.rc" 2>/dev/null)" = 0 ] && return
+	echo "    the background build of $1 failed (log: $LOGDIR/$1.txt):" >&2
+	tail -n 20 "$LOGDIR/$1.txt" >&2
 	return 1
 }
+
+if ! "$ROOT/scripts/kernel.sh"; then
+	stop_background
+	setup_failed "kernel build"
+fi
 
 say "host checks"
 record "rustfmt" "$ROOT/scripts/lint.sh" rustfmt
@@ -73,9 +87,9 @@ record "no unsafe in the importer, exporter and test logic" "$ROOT/scripts/lint.
 # From clean, so that warnings of files built earlier are seen again.
 "$ROOT/scripts/module.sh" clean
 record "module build (CLIPPY=1, no warnings)" "$ROOT/scripts/module.sh" CLIPPY=1
-record "rdma-core v59.0 + patches/rdma-core built" "$ROOT/scripts/rdma-core.sh"
+record "rdma-core v59.0 + patches/rdma-core built" built rdma-core $rcpid
 if grep -q '^not ok module build' "$host"; then
-	kill -- -"$bgpid" 2>/dev/null || true
+	stop_background
 	finish
 fi
 
@@ -152,7 +166,7 @@ wait $rpid
 # Last, because the module tree is rebuilt for that kernel.
 gate() {
 	local rc=0
-	background_build_ok fast || return 1
+	built kernel-fast $bgpid || return 1
 	UMEM_KERNEL=fast KUNIT_FILTER='umem_dmabuf_rs_bench.umem_bench_gate*' \
 		UMEM_MODARGS=bench_gate_rounds=15 "$ROOT/scripts/kunit.sh" \
 		>"$LOGDIR/gate-report.txt" 2>&1 || rc=1
@@ -170,7 +184,7 @@ fi
 # importer, or calls a function the patched kernel does not export, fails
 # here (compiled only, so linking is checked by symbol: ib_core is built in).
 hw_drivers_built() {
-	background_build_ok drivers || return 1
+	built kernel-drivers $bgpid || return 1
 	local dout d o s syms rc=0
 	dout=$(kernel_vars drivers && echo "$KOUT")
 	for d in "${HW_RDMA_DRIVERS[@]}"; do

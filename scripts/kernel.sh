@@ -3,7 +3,9 @@
 # Builds the patched kernel $UMEM_KERNEL (test, fast or drivers, see lib.sh)
 # into $UMEM_CACHE, or does nothing when the cached build's key (source
 # version + patches + config fragments) is unchanged. --configure-only
-# writes the configuration alone (scripts/kpatch.sh build-each).
+# writes the configuration alone (scripts/kpatch.sh build-each), --source
+# only unpacks the source and applies the series (make check, before it
+# starts the builds that share the tree).
 #
 # The source tree is a git repository whose first commit (tag "pristine") is the
 # unpacked Debian source; the series is applied with "git am" on top of it, so
@@ -74,6 +76,11 @@ main() {
 		# For patch development: source tree with the series applied.
 		prepare_source
 		apply_patches --force
+		return
+	fi
+	if [ "${1:-}" = "--source" ]; then
+		prepare_source
+		apply_patches
 		return
 	fi
 	if [ "${1:-}" = "--configure-only" ]; then
