@@ -78,17 +78,14 @@ main() {
 		apply_patches --force
 		return
 	fi
-	if [ "${1:-}" = "--source" ]; then
+	case "${1:-}" in
+	--source | --configure-only)
 		prepare_source
 		apply_patches
+		[ "$1" = --source ] || configure
 		return
-	fi
-	if [ "${1:-}" = "--configure-only" ]; then
-		prepare_source
-		apply_patches
-		configure
-		return
-	fi
+		;;
+	esac
 	"$ROOT/scripts/setup.sh"
 	local key
 	key=$(kernel_key)
