@@ -39,8 +39,13 @@ enum umem_rs_entry {
 	UMEM_RS_ENTRIES,
 };
 
-/* Calls of entry point @entry, counted since load. */
+/*
+ * Calls of entry point @entry since load, counted only while counting is on
+ * (module parameter count_calls, default off; umem_rs_set_counting()).
+ */
 u64 umem_rs_calls(u32 entry);
+void umem_rs_set_counting(bool on);
+bool umem_rs_counting(void);
 /* The name of entry point @entry; NULL past the last. */
 const char *umem_rs_entry_name(u32 entry);
 

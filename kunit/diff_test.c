@@ -217,16 +217,36 @@ static struct kunit_suite umem_diff_suite = {
 	.test_cases = umem_diff_cases,
 };
 
+static void restore_counting(void *was_on)
+{
+	umem_rs_set_counting(!!was_on);
+}
+
+/* Turns the Rust entry points' counting on until the case ends. */
+static void count_calls(struct kunit *test, bool on)
+{
+	bool was_on = umem_rs_counting();
+
+	umem_rs_set_counting(on);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, restore_counting,
+							was_on ? (void *)1 : NULL), 0);
+}
+
 /* ib_core's public entry points reach the Rust code and hold the module. */
 static void hook_reaches_rust(struct kunit *test)
 {
 	struct umem_test_ctx *ctx = test->priv;
 	struct umem_mock_exp *exp = umem_mock_create(test, (const u32[]){ 4 * P }, 1, true);
 	int fd = umem_mock_fd(test, exp);
-	u64 gets = umem_rs_calls(UMEM_RS_GET), pinned = umem_rs_calls(UMEM_RS_GET_PINNED);
-	u64 maps = umem_rs_calls(UMEM_RS_MAP_PAGES), releases = umem_rs_calls(UMEM_RS_RELEASE);
+	u64 gets, pinned, maps, releases;
 	int refs = module_refcount(THIS_MODULE);
 	struct ib_umem_dmabuf *u;
+
+	count_calls(test, true);
+	gets = umem_rs_calls(UMEM_RS_GET);
+	pinned = umem_rs_calls(UMEM_RS_GET_PINNED);
+	maps = umem_rs_calls(UMEM_RS_MAP_PAGES);
+	releases = umem_rs_calls(UMEM_RS_RELEASE);
 
 	/* The C indices name the same entry points as Rust's. */
 	KUNIT_EXPECT_STREQ(test, umem_rs_entry_name(UMEM_RS_GET), "get");
@@ -264,17 +284,54 @@ static void hook_reaches_rust(struct kunit *test)
 	umem_mock_destroy(test, exp);
 }
 
+/*
+ * The entry points count only while asked to (count_calls): counting is a
+ * cost the C importer does not have, so a production load does not pay it.
+ */
+static void hook_counts_only_when_asked(struct kunit *test)
+{
+	struct umem_test_ctx *ctx = test->priv;
+	struct umem_mock_exp *exp = umem_mock_create(test, (const u32[]){ 4 * P }, 1, true);
+	int fd = umem_mock_fd(test, exp);
+	struct ib_umem_dmabuf *u;
+	u64 gets, releases;
+
+	if (!umem_shim_is_registered())
+		kunit_skip(test, "loaded with register=0");
+	count_calls(test, false);
+	gets = umem_rs_calls(UMEM_RS_GET);
+	releases = umem_rs_calls(UMEM_RS_RELEASE);
+	u = ib_umem_dmabuf_get(ctx->ibdev, 0, P, fd, 0, &umem_test_drv_ops);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(u));
+	KUNIT_EXPECT_PTR_EQ(test, u->ops, &umem_rs_ops);
+	ib_umem_release(&u->umem);
+	KUNIT_EXPECT_EQ(test, umem_rs_calls(UMEM_RS_GET), gets);
+	KUNIT_EXPECT_EQ(test, umem_rs_calls(UMEM_RS_RELEASE), releases);
+
+	umem_rs_set_counting(true);
+	KUNIT_EXPECT_TRUE(test, umem_rs_counting());
+	u = ib_umem_dmabuf_get(ctx->ibdev, 0, P, fd, 0, &umem_test_drv_ops);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(u));
+	ib_umem_release(&u->umem);
+	KUNIT_EXPECT_EQ(test, umem_rs_calls(UMEM_RS_GET), gets + 1);
+	KUNIT_EXPECT_EQ(test, umem_rs_calls(UMEM_RS_RELEASE), releases + 1);
+	close_fd(fd);
+	umem_mock_destroy(test, exp);
+}
+
 /* Unregistered, the same calls reach the built-in C code. */
 static void hook_unregistered_reaches_c(struct kunit *test)
 {
 	struct umem_test_ctx *ctx = test->priv;
 	struct umem_mock_exp *exp = umem_mock_create(test, (const u32[]){ 4 * P }, 1, true);
 	int fd = umem_mock_fd(test, exp);
-	u64 gets = umem_rs_calls(UMEM_RS_GET);
 	struct ib_umem_dmabuf *u, *old;
+	u64 gets;
 
 	if (!umem_shim_is_registered())
 		kunit_skip(test, "loaded with register=0");
+	count_calls(test, true);
+	gets = umem_rs_calls(UMEM_RS_GET);
 	/* A umem created before unregistration keeps reaching its creator. */
 	old = ib_umem_dmabuf_get(ctx->ibdev, 0, P, fd, 0, &umem_test_drv_ops);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(old));
@@ -350,6 +407,7 @@ static void hook_registration_race(struct kunit *test)
 
 static struct kunit_case umem_hook_cases[] = {
 	KUNIT_CASE(hook_reaches_rust),
+	KUNIT_CASE(hook_counts_only_when_asked),
 	KUNIT_CASE(hook_unregistered_reaches_c),
 	KUNIT_CASE(hook_registration_race),
 	{}

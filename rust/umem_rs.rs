@@ -4,7 +4,8 @@
 //!
 //! Layers, with dependencies pointing down only:
 //! - this file: the module, its ops table ([`umem_rs_ops`]), its registration
-//!   with ib_core and the call counters behind `<debugfs>/umem_dmabuf_rs/calls`.
+//!   with ib_core and the call counters behind `<debugfs>/umem_dmabuf_rs/calls`
+//!   (counting only while the module parameter `count_calls` is set).
 //! - [`tests`]: the Rust KUnit suite, what the safe layer refuses at run time.
 //! - [`importer`]: the importer logic, with exact C parity and no `unsafe`.
 //! - [`abs`]: safe abstractions over the RDMA objects (umem, ib_device, the
@@ -17,7 +18,7 @@ mod importer;
 mod tests;
 
 use abs::umem::{Entry, Registration, UmemOps};
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::prelude::*;
 
 module! {
@@ -36,12 +37,35 @@ module! {
 #[allow(non_upper_case_globals)]
 static umem_rs_ops: UmemOps = umem_ops!(importer::RustImporter);
 
-/// Calls of each entry point since the module was loaded (index: [`Entry`]).
+/// Calls of each entry point while counting was on (index: [`Entry`]).
 static CALLS: [AtomicU64; Entry::ALL.len()] = [const { AtomicU64::new(0) }; Entry::ALL.len()];
 
-/// Counts one call of `entry` ([`abs::umem::UmemImpl::entered`]).
+/// Whether [`count`] counts: the module parameter `count_calls`, off by
+/// default. An atomic increment per entry point is a few percent of a
+/// one-entry registration (Documentation/performance.rst), a cost the C
+/// importer does not have; a relaxed load is what every call pays instead.
+static COUNTING: AtomicBool = AtomicBool::new(false);
+
+/// Counts one call of `entry` if counting is on
+/// ([`abs::umem::UmemImpl::entered`]).
+#[inline]
 pub(crate) fn count(entry: Entry) {
-    CALLS[entry as usize].fetch_add(1, Ordering::Relaxed);
+    if COUNTING.load(Ordering::Relaxed) {
+        CALLS[entry as usize].fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Turns counting on or off (the C shim's `count_calls` parameter, and the C
+/// KUnit suites that check the counts). The counts are kept either way.
+#[no_mangle]
+extern "C" fn umem_rs_set_counting(on: bool) {
+    COUNTING.store(on, Ordering::Relaxed);
+}
+
+/// Whether counting is on.
+#[no_mangle]
+extern "C" fn umem_rs_counting() -> bool {
+    COUNTING.load(Ordering::Relaxed)
 }
 
 /// Calls of the entry point with index `entry`, 0 past the last (for the C

@@ -8,13 +8,16 @@
  * - module parameters, among them "kunit": the module carries its KUnit
  *   suites, which a load runs only when asked to;
  * - the debugfs file <debugfs>/umem_dmabuf_rs/calls: how many times ib_core
- *   reached each Rust entry point (counted by the module, umem_rs_calls()).
+ *   reached each Rust entry point while the parameter count_calls was set
+ *   (counted by the module, umem_rs_calls()).
  */
 #include <linux/bug.h>
 #include <linux/debugfs.h>
+#include <linux/kstrtox.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/seq_file.h>
+#include <linux/sysfs.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
@@ -36,6 +39,34 @@ static bool run_kunit;
 module_param_named(kunit, run_kunit, bool, 0444);
 MODULE_PARM_DESC(kunit,
 		 "Run the module's KUnit suites at load (default: no; a production load runs none)");
+
+/*
+ * The parameter "count_calls" lives in Rust (umem_rs_counting()), where the
+ * entry points test it; it can be set at load and changed at run time.
+ */
+static int count_calls_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+	int ret = kstrtobool(val, &on);
+
+	if (ret)
+		return ret;
+	umem_rs_set_counting(on);
+	return 0;
+}
+
+static int count_calls_get(char *buffer, const struct kernel_param *kp)
+{
+	return sysfs_emit(buffer, "%c\n", umem_rs_counting() ? 'Y' : 'N');
+}
+
+static const struct kernel_param_ops count_calls_ops = {
+	.set = count_calls_set,
+	.get = count_calls_get,
+};
+module_param_cb(count_calls, &count_calls_ops, NULL, 0644);
+MODULE_PARM_DESC(count_calls,
+		 "Count the calls of each entry point in <debugfs>/umem_dmabuf_rs/calls (default: no)");
 
 static struct dentry *umem_shim_debugfs;
 

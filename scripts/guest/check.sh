@@ -48,7 +48,8 @@ stalled_case_fails_alone() {
 }
 
 # production_load_runs_no_kunit: loaded without kunit=1, the module runs
-# none of its suites, and still registers with ib_core.
+# none of its suites, and still registers with ib_core; it counts no calls
+# unless asked to (count_calls), and the parameter can be changed at run time.
 production_load_runs_no_kunit() {
 	echo "umem-production-load" >/dev/kmsg
 	insmod "$MODDIR/umem_dmabuf_rs.ko" || return 1
@@ -57,8 +58,12 @@ production_load_runs_no_kunit() {
 		rmmod umem_dmabuf_rs
 		return 1
 	fi
+	p=/sys/module/umem_dmabuf_rs/parameters
 	test -r /sys/kernel/debug/umem_dmabuf_rs/calls &&
-		[ "$(cat /sys/module/umem_dmabuf_rs/parameters/register)" = Y ] &&
+		[ "$(cat $p/register)" = Y ] &&
+		[ "$(cat $p/count_calls)" = N ] &&
+		echo 1 >$p/count_calls && [ "$(cat $p/count_calls)" = Y ] &&
+		! echo maybe >$p/count_calls 2>/dev/null && [ "$(cat $p/count_calls)" = Y ] &&
 		rmmod umem_dmabuf_rs
 }
 

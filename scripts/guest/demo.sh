@@ -10,9 +10,9 @@ calls=/sys/kernel/debug/umem_dmabuf_rs/calls
 step "kernel $(uname -r): ib_core patched to accept a pluggable dma-buf importer"
 grep -q ib_umem_dmabuf_register_ops /proc/kallsyms && echo "  ib_umem_dmabuf_register_ops: present"
 
-step "insmod umem_dmabuf_rs.ko kunit=1: the Rust importer registers with ib_core"
+step "insmod umem_dmabuf_rs.ko kunit=1 count_calls=1: the Rust importer registers with ib_core"
 echo "umem-demo-mark" >/dev/kmsg
-insmod /umem/modules/umem_dmabuf_rs.ko kunit=1
+insmod /umem/modules/umem_dmabuf_rs.ko kunit=1 count_calls=1
 grep '^umem_dmabuf_rs ' /proc/modules | sed 's/^/  /'
 
 step "its KUnit suites ran at load (kunit=1), every importer case on both the C and the Rust code"
@@ -45,7 +45,7 @@ rdma link show rxe0/1 | sed 's/^/  /'
 echo "  RoCE v2 GID index $GIDX: $(cat /sys/class/infiniband/rxe0/ports/1/gids/$GIDX)"
 
 step "a dma-buf MR on rxe, through the Rust importer (uverbs-dmabuf, the Rust uverbs client)"
-insmod /umem/modules/umem_dmabuf_rs.ko
+insmod /umem/modules/umem_dmabuf_rs.ko count_calls=1
 get_before=$(awk '$1 == "get" { print $2 }' "$calls")
 uverbs-dmabuf rxe0 "$GIDX"
 echo "  ib_core called the Rust importer's get $(( $(awk '$1 == "get" { print $2 }' "$calls") - get_before )) time(s)"

@@ -113,7 +113,7 @@ GIDX=$(rxe_setup)
 step rxe_device_with_ipv4_gid test -n "$GIDX"
 step insmod_exporter insmod $MODDIR/dmabuf_exporter_rs.ko
 importer_suites c "${RDMA_CORE_SELECT:-$C_SELECT}"
-step insmod_umem_dmabuf_rs insmod $MODDIR/umem_dmabuf_rs.ko
+step insmod_umem_dmabuf_rs insmod $MODDIR/umem_dmabuf_rs.ko count_calls=1
 importer_suites rust $DMABUF_TESTS,$CPU_ACCESS
 # The Rust importer, not the built-in one, made the tests' umems.
 calls=/sys/kernel/debug/umem_dmabuf_rs/calls

@@ -108,7 +108,7 @@ run() {
 }
 
 insmod_rust() {
-	[ "$role" = client ] || step insmod_umem_dmabuf_rs insmod "$MODDIR/umem_dmabuf_rs.ko"
+	[ "$role" = client ] || step insmod_umem_dmabuf_rs insmod "$MODDIR/umem_dmabuf_rs.ko" count_calls=1
 }
 
 rmmod_rust() {
