@@ -594,11 +594,16 @@ static void transfers(int mr, size_t len, unsigned int seed)
 	       len, st, r.status);
 }
 
-/* A stream of WRITEs into the stream buffer while the server migrates it. */
+/*
+ * A stream of WRITEs into the stream buffer while the server migrates it.
+ * Each WRITE and each check is progress for the watchdog: on a lossy link
+ * under a slow guest the stream takes minutes, WRITE after WRITE.
+ */
 static void write_while_migrating(size_t chunk, unsigned int rounds)
 {
 	unsigned long slots = h.len[MR_STREAM] / chunk, i, bad = 0, written = 0;
 	struct reply start, stop, r;
+	char doing[96];
 	int st = 0;
 
 	if (ask(CMD_MIGRATE_START, MR_STREAM, 0, 0, 0, &start)) {
@@ -609,12 +614,18 @@ static void write_while_migrating(size_t chunk, unsigned int rounds)
 		fill(local, chunk, 1000 + i);
 		st = rdma(IBV_WR_RDMA_WRITE, MR_STREAM, i % slots * chunk, chunk);
 		written++;
+		snprintf(doing, sizeof(doing), "writes_while_migrating: WRITE %lu of %lu", i + 1,
+			 rounds * slots);
+		ktap_progress(doing);
 	}
 	ask(CMD_MIGRATE_STOP, MR_STREAM, 0, 0, 0, &stop);
 	/* The last round's data must be there, byte for byte. */
-	for (i = (rounds - 1) * slots; i < rounds * slots && !st; i++)
+	for (i = (rounds - 1) * slots; i < rounds * slots && !st; i++) {
 		if (ask(CMD_VERIFY, MR_STREAM, i % slots * chunk, chunk, 1000 + i, &r))
 			bad++;
+		snprintf(doing, sizeof(doing), "writes_while_migrating: chunk %lu checked", i + 1);
+		ktap_progress(doing);
+	}
 	result(!st && !bad,
 	       "writes_while_migrating (%lu WRITEs of %zu bytes, completion %d, %lu chunks differ)",
 	       written, chunk, st, bad);
