@@ -7,7 +7,10 @@
  * no progress for STALL_S seconds: nothing new on the input and no growth
  * of PROGRESS_FILE (which the tests append to as they finish cases,
  * samples/include/ktap_user.h). There is no limit on the total time: a
- * slow test that keeps moving is never stopped.
+ * slow test that keeps moving is never stopped. While the test is silent but
+ * PROGRESS_FILE grows, a "# NAME: progress: LAST LINE" note is printed at
+ * most every NOTE_S seconds, so that the host's watchdog, which reads only
+ * the console, sees the progress too.
  *
  * On a stall it prints which test stalled, for how long, and the last thing
  * it reported, asks the kernel to log its blocked tasks (sysrq w), sends
@@ -108,10 +111,12 @@ static int last_line(const char *path, long long size, char *line, size_t len)
 	return 1;
 }
 
+#define NOTE_S 60
+
 int main(int argc, char **argv)
 {
 	char buf[4096], last[200] = "", done[200];
-	double stall, since, t;
+	double stall, since, t, noted;
 	const char *progress;
 	long long size, seen;
 	struct pollfd pfd = { .fd = 0, .events = POLLIN };
@@ -129,6 +134,7 @@ int main(int argc, char **argv)
 	progress = argc > 4 ? argv[4] : NULL;
 	seen = file_size(progress);
 	since = now();
+	noted = since;
 	while (!eof) {
 		if (poll(&pfd, 1, 1000) > 0) {
 			n = read(0, buf, sizeof(buf) - 1);
@@ -139,6 +145,7 @@ int main(int argc, char **argv)
 			if (write(1, buf, n) != n)
 				return 3;
 			since = now();
+			noted = since;
 			/* The last line of what came, for the stall message. */
 			while (n > 0 && buf[n - 1] == '\n')
 				n--;
@@ -154,6 +161,11 @@ int main(int argc, char **argv)
 		if (size != seen) {
 			seen = size;
 			since = t;
+			if (t - noted >= NOTE_S && last_line(progress, size, done, sizeof(done))) {
+				printf("# %s: progress: %s\n", argv[1], done);
+				fflush(stdout);
+				noted = t;
+			}
 		}
 		/* The shell reaped the test; a child of it may hold the FIFO. */
 		if (kill(pid, 0) && errno == ESRCH) {
