@@ -28,6 +28,18 @@ reliability() {
 		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" migrate 1 20 4096
 }
 
+# retransmitting_stream ARGS...: rxe_dmabuf_bench ARGS with a retransmit
+# timeout of 16 ms (RXE_TEST_QP_TIMEOUT=12), shorter than a responder's wait
+# for the exporter's copy after a move, so that a WRITE stream into a
+# migrating buffer is retried again and again, often twice in a row with
+# an acknowledgment in between. rxe once resent the oldest request past its
+# own PSNs then, shifting every later packet: the responder NAKed a
+# request as invalid (IBV_WC_REM_INV_REQ_ERR) within the first blocks
+# (patch 16 of the series). The importer does not matter; C runs it.
+retransmitting_stream() {
+	RXE_TEST_QP_TIMEOUT=12 rxe_dmabuf_bench "$@"
+}
+
 # stalled_case_fails_alone: the runner's own check that a stuck case fails
 # by itself and says why. The WRITE of the case one_page waits behind a
 # copy fence of 10 s (RXE_TEST_FORCE_STALL) while the stall interval is
@@ -97,6 +109,8 @@ step stalled_case_fails_alone stalled_case_fails_alone
 step uverbs_client_c_importer uverbs-dmabuf rxe0 "$GIDX"
 step uverbs_client_raw_ioctl_c_importer uverbs-dmabuf rxe0 "$GIDX" --raw
 reliability c --compare
+step retransmit_while_migrating_c ktap_run retransmit_migrate+c \
+	retransmitting_stream rxe0 "$GIDX" c migrate 1 20 4096
 step rxe_removal_c_importer ktap_run rxe_removal+c-importer \
 	rxe_dmabuf_test rxe0 "$GIDX" remove
 # The other way a device goes: its network device is deleted (a veth here).
