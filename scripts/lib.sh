@@ -220,9 +220,10 @@ git_apply_series() {
 	done
 }
 
-# Runs "$@" with its output in LOG, printing a status line every 20 s (stage,
-# elapsed time, objects built so far, of how many the last full build had:
-# $PROGRESS_COUNT_FILE, default the kernel's), and the log's tail if it fails.
+# Runs "$@" with its output in LOG, printing a status line every 20 s
+# ($PROGRESS_INTERVAL; stage, elapsed time, objects built so far, of how
+# many the last full build had: $PROGRESS_COUNT_FILE, default the kernel's),
+# and the log's tail if it fails. Its exit status is the command's.
 run_with_progress() {
 	local stage=$1 log=$2 count_dir=$3
 	shift 3
@@ -232,11 +233,14 @@ run_with_progress() {
 	"$@" >"$log" 2>&1 &
 	local pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
-		sleep 20 &
+		sleep "${PROGRESS_INTERVAL:-20}" &
 		wait $! || true
 		kill -0 "$pid" 2>/dev/null || break
 		local n
-		n=$(find "$count_dir" -name '*.o' 2>/dev/null | wc -l)
+		# find exits 1 when a file it was about to visit is gone, which
+		# a running build does all the time (its temporary objects); under
+		# "set -e -o pipefail" that would end the caller, not the build.
+		n=$(find "$count_dir" -name '*.o' 2>/dev/null | wc -l) || true
 		printf '    %s: %dm%02ds elapsed, %s objects%s, last: %s\n' \
 			"$stage" $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)) \
 			"$n" "${expect:+ of ~$expect}" \

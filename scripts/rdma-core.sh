@@ -96,7 +96,7 @@ build() {
 	PROGRESS_COUNT_FILE=$RCDIR/objcount \
 		run_with_progress "rdma-core build" "$LOGDIR/rdma-core-build.log" "$RCBUILD" \
 		ninja -C "$RCBUILD"
-	find "$RCBUILD" -name '*.o' | wc -l >"$RCDIR/objcount"
+	find "$RCBUILD" -name '*.o' | wc -l >"$RCDIR/objcount" || true
 	rm -rf "$RCSTAGE"
 	DESTDIR=$RCSTAGE ninja -C "$RCBUILD" install >"$LOGDIR/rdma-core-install.log" 2>&1 ||
 		{ tail -n 30 "$LOGDIR/rdma-core-install.log" >&2; die "rdma-core install failed"; }

@@ -8,8 +8,9 @@
 # that died early must each fail, also as the second of two boots; a test
 # stopped by the watchdog must fail; a WARNING between expect-warnings
 # markers passes, one outside them fails; qemu.sh names the test a stalled
-# guest was running (running_case). Last, the benchmark report
-# (scripts/bench_report.py) on a synthetic log: the ratios it computes.
+# guest was running (running_case). Then the benchmark report
+# (scripts/bench_report.py) on a synthetic log: the ratios it computes; last,
+# the build progress of lib.sh (run_with_progress) over a churning build.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 KUNIT_PY=$KSRC/tools/testing/kunit/kunit.py
@@ -220,6 +221,28 @@ then
 	echo "    ok   bench report: Rust/C, dma-buf/ordinary and devmem/system ratios"
 else
 	echo "    FAIL bench report: Rust/C, dma-buf/ordinary and devmem/system ratios" >&2
+	bad=1
+fi
+# run_with_progress (lib.sh) must outlive a build that creates and deletes
+# files under the directory it counts (find then fails, which under
+# "set -e -o pipefail" ended kernel.sh while make went on), and must return
+# the command's own status. Plain assignments, not conditions: errexit is
+# not in force in an "if" or "!" context, even in a subshell that sets it.
+churn='for i in $(seq 600); do d=$0/d$((i % 5)); mkdir -p "$d"; : >"$d/x$i.o"
+	rm -rf "$0/d$(((i + 2) % 5))"; done; exit $1'
+progress() {	# progress RC: runs the churning command, which exits RC
+	(set -euo pipefail
+	 trap 'echo "returned $?"' EXIT
+	 mkdir -p "$tmp/churn$1"
+	 PROGRESS_INTERVAL=0.02 PROGRESS_COUNT_FILE=/dev/null run_with_progress churn \
+		"$tmp/churn$1.log" "$tmp/churn$1" bash -c "$churn" "$tmp/churn$1" "$1") 2>/dev/null
+}
+ran0=$(progress 0)
+ran3=$(progress 3)
+if [ "$ran0" = "returned 0" ] && [ "$ran3" = "returned 3" ]; then
+	echo "    ok   build progress: a build churning its files is followed to its end"
+else
+	echo "    FAIL build progress: a build churning its files is followed to its end ($ran0, $ran3)" >&2
 	bad=1
 fi
 exit $bad
