@@ -25,6 +25,12 @@ per-round Rust/C ratios; the report shows their median.
 
 With --rst FILE COMMIT it also writes the tables as reStructuredText for
 Documentation/performance.rst (scripts/bench.sh splices them in).
+
+bench_report.py --boots LOG...: the in-kernel benchmarks of several boots
+(make bench, or make kunit with KUNIT_FILTER=umem_dmabuf_rs_bench.umem_bench),
+for comparisons across boots, kernels or commits: per benchmark and size,
+each boot's median per-round Rust/C, then their median over the boots with a
+95% bootstrap interval (Documentation/performance.rst, "Against Linux 6.12").
 """
 import json
 import random
@@ -69,10 +75,10 @@ def block_lines(log, names):
             yield line
 
 
-def parse(log):
+def parse(log, blocks=r"bench(_uverbs)?"):
     """(bench, entries) -> round -> impl -> [ns, ...]."""
     data = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
-    for line in block_lines(log, r"bench(_uverbs)?"):
+    for line in block_lines(log, blocks):
         m = BENCH_RE.search(line)
         if m:
             data[(m.group(1), int(m.group(2)))][int(m.group(4))][m.group(3)].append(
@@ -435,7 +441,27 @@ def plots(rows, outdir):
     plt.close(fig)
 
 
+def boots(logs):
+    """--boots: one line per in-kernel benchmark and size over the boots of
+    LOGS (make bench's KTAP block, or make kunit's, "importer")."""
+    per_boot = defaultdict(list)
+    for log in logs:
+        for row in summarize(parse(log, r"bench|importer")):
+            per_boot[(row["bench"], row["entries"])].append(row["ratio"])
+    if not per_boot:
+        print("no BENCH lines in " + " ".join(logs), file=sys.stderr)
+        return 1
+    for (bench, entries), ratios in sorted(per_boot.items()):
+        lo, hi = bootstrap_median(ratios)
+        print(f"{bench} {entries}: Rust/C {statistics.median(ratios):.3f} "
+              f"[{lo:.3f}, {hi:.3f}] over {len(ratios)} boots:",
+              " ".join(f"{x:.3f}" for x in ratios))
+    return 0
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--boots":
+        return boots(sys.argv[2:])
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2

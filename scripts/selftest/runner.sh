@@ -223,6 +223,29 @@ else
 	echo "    FAIL bench report: Rust/C, dma-buf/ordinary and devmem/system ratios" >&2
 	bad=1
 fi
+# The comparison across boots (bench_report.py --boots): three boots
+# whose Rust blocks take 1, 2 and 3 times the C ones' (make kunit's KTAP
+# block, "importer"), and the kernel log's repetition of the lines, outside
+# every block, ignored: median 2 over 3 boots.
+for k in 1 2 3; do
+	{
+		echo "@@UMEM-KTAP-BEGIN importer@@"
+		for r in 0 1; do
+			echo "[    1.0]     # BENCH get_map_unmap_release 1 c $r 1000"
+			echo "[    1.0]     # BENCH get_map_unmap_release 1 rust $r $((k * 1000))"
+		done
+		echo "@@UMEM-KTAP-END@@"
+		echo "[    1.0]     # BENCH get_map_unmap_release 1 rust 0 9000"
+	} >"$tmp/boot$k.log"
+done
+boots=$(/usr/bin/python3 "$ROOT/scripts/bench_report.py" --boots "$tmp"/boot{1,2,3}.log 2>&1)
+if [ "${boots%%[[]*}" = "get_map_unmap_release 1: Rust/C 2.000 " ] &&
+   [ "${boots##*:}" = " 1.000 2.000 3.000" ]; then
+	echo "    ok   bench report: Rust/C across boots (--boots)"
+else
+	echo "    FAIL bench report: Rust/C across boots (--boots): $boots" >&2
+	bad=1
+fi
 # run_with_progress (lib.sh) must outlive a build that creates and deletes
 # files under the directory it counts (find then fails, which under
 # "set -e -o pipefail" ended kernel.sh while make went on), and must return
