@@ -17,14 +17,14 @@ clog=$LOGDIR/two-node-client-serial.log
 rm -f "$log" "$blog" "$rlog" "$slog" "$clog"
 
 record() {	# record NAME CMD...: runs CMD, records ok/not ok NAME
-	local name=$1
+	local name=$1 t0=$SECONDS
 	shift
 	if "$@"; then
 		echo "ok $name" >>"$host"
-		echo "    ok      $name"
+		echo "    ok      $name ($((SECONDS - t0)) s)"
 	else
 		echo "not ok $name" >>"$host"
-		echo "    FAILED  $name"
+		echo "    FAILED  $name ($((SECONDS - t0)) s)"
 	fi
 }
 
