@@ -14,6 +14,8 @@ void umem_shim_init(void);
 void umem_shim_exit(void);
 /* Whether the Rust importer was registered with ib_core at load. */
 bool umem_shim_is_registered(void);
+/* A zeroed umem, allocated as ib_umem_dmabuf_get() allocates one. */
+struct ib_umem_dmabuf *umem_shim_alloc_umem(void);
 
 /*
  * The Rust importer (rust/umem_rs.rs): its ops table, as registered with

@@ -17,6 +17,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
@@ -89,6 +90,16 @@ DEFINE_SHOW_ATTRIBUTE(calls);
 bool umem_shim_is_registered(void)
 {
 	return register_importer;
+}
+
+/*
+ * kzalloc() of a constant size, as the C importer's: the slab cache is
+ * picked at compile time, where Rust, calling __kmalloc_noprof(), has the
+ * allocator look it up by size on every registration.
+ */
+struct ib_umem_dmabuf *umem_shim_alloc_umem(void)
+{
+	return kzalloc(sizeof(struct ib_umem_dmabuf), GFP_KERNEL);
 }
 
 void umem_shim_init(void)

@@ -8,6 +8,9 @@ extern "C" {
     fn umem_shim_init();
     fn umem_shim_exit();
     fn umem_shim_is_registered() -> bool;
+    // The C prototype returns `struct ib_umem_dmabuf *`: bindgen's struct
+    // holds zero-sized members `improper_ctypes` refuses, hence the void.
+    fn umem_shim_alloc_umem() -> *mut kernel::ffi::c_void;
 }
 
 /// Whether the module parameter `register` asks for the importer to be
@@ -15,6 +18,14 @@ extern "C" {
 pub(crate) fn register_at_load() -> bool {
     // SAFETY: reads a module parameter; no preconditions.
     unsafe { umem_shim_is_registered() }
+}
+
+/// A zeroed `struct ib_umem_dmabuf` from kmalloc(), or null: `kzalloc()` of
+/// its constant size, as `ib_umem_dmabuf_get()` allocates one (the slab cache
+/// chosen at compile time, not looked up by size per call).
+pub(crate) fn alloc_umem() -> *mut kernel::bindings::ib_umem_dmabuf {
+    // SAFETY: a plain allocation; no preconditions.
+    unsafe { umem_shim_alloc_umem() }.cast()
 }
 
 /// Runs the C part of module initialisation (debugfs; the `provoke_warning`

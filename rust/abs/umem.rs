@@ -233,19 +233,12 @@ impl OwnedUmem {
     ) -> Result<Self> {
         // Since 7.1 a umem may be attached without callbacks.
         let ops = ops.map(|ops| ops.0);
-        // kzalloc(), as C allocates it: the kernel crate's `KBox` goes through
-        // krealloc() and two out-of-line wrappers each way, which made up a
-        // good part of the Rust importer's fixed cost per umem
-        // (Documentation/performance.rst); the C structure needs nothing of it.
-        // SAFETY: a plain allocation; kmalloc() aligns it for any C structure
-        // of this size.
-        let raw = unsafe {
-            bindings::__kmalloc_noprof(
-                core::mem::size_of::<bindings::ib_umem_dmabuf>(),
-                bindings::GFP_KERNEL | bindings::__GFP_ZERO,
-            )
-        }
-        .cast::<bindings::ib_umem_dmabuf>();
+        // kzalloc() in the C shim, as C allocates it: the kernel crate's
+        // `KBox` goes through krealloc() and two out-of-line wrappers each
+        // way, which made up a good part of the Rust importer's fixed cost
+        // per umem (Documentation/performance.rst), and a size passed at run
+        // time has the allocator look its cache up on every call.
+        let raw = super::shim::alloc_umem();
         let raw = NonNull::new(raw).ok_or(ENOMEM)?;
         // SAFETY: `raw` is a fresh, zeroed allocation that nobody else sees yet
         // (all zeroes is a valid `ib_umem_dmabuf`: integers, null pointers).
