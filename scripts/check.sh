@@ -170,16 +170,36 @@ wait $rpid
 # the Rust importer's cost per table entry, and its fixed cost per one-entry
 # registration, against the C one's, in one boot.
 # Last, because the module tree is rebuilt for that kernel.
-gate() {
-	local rc=0
+#
+# gate_boot NAME [VAR=VALUE...]: one boot of the fast kernel that runs the
+# gate's two cases (the variables go to kunit.sh), its log
+# build/logs/NAME-serial.log; prints the two verdict lines.
+gate_boot() {
+	local name=$1 rc=0
+	shift
 	built kernel-fast $bgpid || return 1
-	UMEM_KERNEL=fast KUNIT_FILTER='umem_dmabuf_rs_bench.umem_bench_gate*' \
-		UMEM_MODARGS=bench_gate_rounds=15 "$ROOT/scripts/kunit.sh" \
-		>"$LOGDIR/gate-report.txt" 2>&1 || rc=1
-	grep -h 'umem_bench_gate\(_op\)\?: Rust/C' "$LOGDIR/kunit-serial.log" | sed 's/^.*# /    /' |
+	env UMEM_KERNEL=fast KUNIT_FILTER='umem_dmabuf_rs_bench.umem_bench_gate*' \
+		KUNIT_LOG="$LOGDIR/$name-serial.log" "$@" "$ROOT/scripts/kunit.sh" \
+		>"$LOGDIR/$name-report.txt" 2>&1 || rc=1
+	grep -h 'umem_bench_gate\(_op\)\?: Rust/C' "$LOGDIR/$name-serial.log" | sed 's/^.*# /    /' |
 		sort -u || true
-	[ $rc = 0 ] || tail -n 20 "$LOGDIR/gate-report.txt"
+	[ $rc = 0 ] || tail -n 20 "$LOGDIR/$name-report.txt"
 	return $rc
+}
+gate() {
+	gate_boot gate UMEM_MODARGS=bench_gate_rounds=15
+}
+# The same two cases counted in instructions: under QEMU -icount shift=0
+# the guest's clock advances one nanosecond per instruction executed (and
+# jumps over idle time, sleep=off), so each block's "time" is the
+# instructions it ran: the same on every machine and in every round, and
+# held to Linux 6.12's ratios (Documentation/performance.rst), 1.000 per
+# table entry and 1.039 per one-entry registration. Five rounds per entry
+# suffice; the one-entry rounds are many because an occasional block
+# catches a slab refill on one side.
+gate_insns() {
+	gate_boot gate-insns UMEM_QEMU_ARGS="-icount shift=0,sleep=off" \
+		UMEM_MODARGS="bench_gate_rounds=5 bench_gate_op_rounds=101 bench_gate_max=1000 bench_gate_op_max=1039"
 }
 if kill -0 "$bgpid" 2>/dev/null; then
 	say "waiting for the background builds (logs: $LOGDIR/kernel-drivers.txt, kernel-fast.txt)"
@@ -204,4 +224,7 @@ record "hardware RDMA drivers with dma-buf MRs compile against the series (${HW_
 record "the drivers' test fails on a kernel without an export that irdma calls" hw_drivers_test_fails
 say "regression gate on the fast kernel (log: $LOGDIR/gate-report.txt)"
 record "regression gate: Rust/C per table entry <= 1.10, per one-entry registration <= 1.15 (fast kernel)" gate
+say "instruction gate on the fast kernel, QEMU -icount (log: $LOGDIR/gate-insns-report.txt)"
+record "instruction gate: Rust/C instructions per table entry <= 1.000, per one-entry registration <= 1.039 (Linux 6.12's)" \
+	gate_insns
 finish "$log" "$blog" "$rlog" "$slog" "$clog"

@@ -6,13 +6,14 @@
 # UMEM_MODARGS adds module parameters of the importer. The verdict is
 # make check's, on this boot alone. UMEM_KERNEL=fast boots the fast kernel
 # (make check's regression gate: KUNIT_FILTER=umem_dmabuf_rs_bench.umem_bench_gate
-# UMEM_MODARGS=bench_gate_rounds=15).
+# UMEM_MODARGS=bench_gate_rounds=15). KUNIT_LOG names the serial log
+# (default build/logs/kunit-serial.log).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 "$ROOT/scripts/kernel.sh"
 "$ROOT/scripts/module.sh"
-log=$LOGDIR/kunit-serial.log
+log=${KUNIT_LOG:-$LOGDIR/kunit-serial.log}
 args=()
 [ -z "${KUNIT_FILTER:-}" ] || args+=("kunit.filter_glob=$KUNIT_FILTER")
 [ -z "${UMEM_MODARGS:-}" ] || args+=("umem.modargs=${UMEM_MODARGS// /,}")
