@@ -26,7 +26,16 @@ case "$UMEM_KVER" in
 	;;
 esac
 KPATCHES=$ROOT/patches/linux-$UMEM_KVER
+# The pinned toolchain: rustc from rust-toolchain.toml (exported, since the
+# kernel builds run outside this tree, where rustup would not find that
+# file), bindgen-cli, and the Debian version of the LLVM packages. All are
+# part of the kernel cache key (toolchain_versions); the instruction gate's
+# limits were derived with exactly these.
+RUST_TOOLCHAIN=$(sed -n 's/^channel *= *"\(.*\)"$/\1/p' "$ROOT/rust-toolchain.toml")
+export RUSTUP_TOOLCHAIN=$RUST_TOOLCHAIN
 BINDGEN_VERSION=0.73.2
+LLVM_DEB_VERSION=1:19.1.7-3~deb12u1
+LLVM_DEBS=(clang-19 lld-19 llvm-19 libclang-19-dev)
 LOGDIR=${UMEM_LOGDIR:-$ROOT/build/logs}
 # Outside the tree: Kbuild's "make M=... clean" deletes every *.o and *.a
 # below the module's directory, cargo's build-script outputs included.
@@ -49,6 +58,13 @@ child_cpu_seconds() {
 		CHILD_CPU=$((CHILD_CPU + m * 60 + 10#$sec))
 	done
 	rm -f "$f"
+}
+
+# phase_mark begin|end NAME: appends "EPOCH begin|end NAME" to $UMEM_PHASES
+# (make check: build/results/phases.txt, which scripts/runtimes.py turns
+# into the run-time tables), if it is set.
+phase_mark() {
+	[ -z "${UMEM_PHASES:-}" ] || echo "$(date +%s) $1 $2" >>"$UMEM_PHASES"
 }
 
 say() { printf '\033[1m==>\033[0m %s\n' "$*" >&2; }
@@ -150,12 +166,37 @@ rdma_core_key() {
 	} | sha256sum | cut -c1-16
 }
 
+# toolchain_versions: the versions of the toolchain actually installed, one
+# a line (rustc -vV names its LLVM too).
+toolchain_versions() {
+	rustc -vV 2>&1
+	bindgen --version 2>&1
+	dpkg-query -W "${LLVM_DEBS[@]}" 2>&1
+}
+
+# toolchain_pinned: fails, saying what differs, unless the installed
+# toolchain is the pinned one.
+toolchain_pinned() {
+	local rc=0 p v
+	v=$(rustc --version 2>/dev/null | cut -d' ' -f2)
+	[ "$v" = "$RUST_TOOLCHAIN" ] || { echo "rustc is '$v', rust-toolchain.toml pins $RUST_TOOLCHAIN" >&2; rc=1; }
+	v=$(bindgen --version 2>/dev/null | cut -d' ' -f2)
+	[ "$v" = "$BINDGEN_VERSION" ] || { echo "bindgen is '$v', lib.sh pins $BINDGEN_VERSION" >&2; rc=1; }
+	for p in "${LLVM_DEBS[@]}"; do
+		v=$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null)
+		[ "$v" = "$LLVM_DEB_VERSION" ] ||
+			{ echo "$p is '$v', lib.sh pins $LLVM_DEB_VERSION" >&2; rc=1; }
+	done
+	return $rc
+}
+
 # Everything that decides the content of the built kernel. A change in any of
 # these makes scripts/kernel.sh rebuild; nothing else does.
 kernel_key() {
 	{
 		echo "recipe 2 $UMEM_KERNEL"
 		echo "kver $UMEM_KVER"
+		toolchain_versions
 		[ ${#KTARGETS[@]} = 0 ] || echo "targets ${KTARGETS[*]}"
 		kernel_pkg_version
 		series_patches | xargs -r cat
@@ -230,6 +271,7 @@ run_with_progress() {
 	local start=$SECONDS rc=0 expect=""
 	local countfile=${PROGRESS_COUNT_FILE:-$UMEM_CACHE/objcount}
 	[ -f "$countfile" ] && expect=$(cat "$countfile")
+	phase_mark begin "$stage"
 	"$@" >"$log" 2>&1 &
 	local pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
@@ -247,6 +289,7 @@ run_with_progress() {
 			"$(tail -n 1 "$log" | cut -c1-60)" >&2
 	done
 	wait "$pid" || rc=$?
+	phase_mark end "$stage"
 	if [ "$rc" -ne 0 ]; then
 		printf 'error: %s failed (exit %d); last lines of %s:\n' "$stage" "$rc" "$log" >&2
 		tail -n 40 "$log" >&2

@@ -31,9 +31,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 command -v rustup >/dev/null || die "rustup not found: install a Rust toolchain with rustup"
+# The pinned toolchain (rust-toolchain.toml; RUSTUP_TOOLCHAIN, lib.sh).
 if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
-	say "adding rust-src"
-	rustup component add rust-src >/dev/null || die "rustup component add rust-src failed"
+	say "installing Rust $RUST_TOOLCHAIN with rust-src, rustfmt and clippy"
+	rustup toolchain install --profile minimal -c rust-src,rustfmt,clippy "$RUST_TOOLCHAIN" \
+		>/dev/null || die "rustup toolchain install $RUST_TOOLCHAIN failed"
 fi
 if ! bindgen --version 2>/dev/null | grep -q " $BINDGEN_VERSION\$"; then
 	say "installing bindgen-cli $BINDGEN_VERSION (about 2 minutes)"
