@@ -1,8 +1,11 @@
-// An exporter type names its own static callback table
-// (dma_buf_exporter_ops!), by which its buffers are recognised.
-// expect: E0046
+// An exporter type names its callback table, by which its buffers are
+// recognised: an impl without OPS does not compile (the twin names the
+// table dma_buf_exporter_ops! makes, and builds). That OPS is a static is
+// a convention of that macro, not yet enforced: a promoted constant
+// compiles too.
+// expect: E0046 missing: `OPS`
 use kernel::dma::DataDirection;
-use kernel::dma_buf::export::{BufLocked, ExportedTable, Exporter};
+use kernel::dma_buf::export::{BufLocked, ExportedTable, Exporter, ExporterOps};
 use kernel::dma_buf::Attachment;
 use kernel::prelude::*;
 
@@ -18,6 +21,7 @@ struct Exp;
 #[vtable]
 impl Exporter for Exp {
     type Table = Table;
+    //~twin: const OPS: &'static ExporterOps<Self> = kernel::dma_buf_exporter_ops!(Exp);
 
     fn map(
         &self,
