@@ -61,6 +61,8 @@ int umem_mock_suite_init(struct kunit_suite *suite);
 void umem_mock_suite_exit(struct kunit_suite *suite);
 /* The buffer (the test's reference, not a new one). */
 struct dma_buf *umem_mock_dmabuf(struct umem_mock_exp *exp);
+/* How many tables the exporter has had back (its unmap callback's calls). */
+unsigned int umem_mock_unmapped(struct umem_mock_exp *exp);
 /* A new file descriptor for the buffer (holding its own reference). */
 int umem_mock_fd(struct kunit *test, struct umem_mock_exp *exp);
 /* DMA address of entry @i as the exporter maps it now. */

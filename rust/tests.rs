@@ -7,11 +7,11 @@
 #![forbid(unsafe_code)]
 
 use crate::abs::device::{DmaDevice, IbDevice};
-use crate::abs::testing::{device_refs, ib_device, install_foreign, MockBuffer};
-use crate::abs::umem::{OwnedUmem, UmemAttachOps, UmemDmabuf, UmemImpl};
+use crate::abs::testing::{device_refs, ib_device, install_foreign, unmap_foreign, MockBuffer};
+use crate::abs::umem::{OwnedUmem, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked};
 use crate::importer::RustImporter;
 use kernel::dma_buf::export::OwnedImport;
-use kernel::dma_buf::{Importer, LockedAttachment};
+use kernel::dma_buf::{Attachment, Importer, LockedAttachment};
 use kernel::kunit::Test;
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
@@ -61,11 +61,12 @@ fn setup(t: &Test) -> Option<(MockBuffer<'_>, &IbDevice, DmaDevice<'_>)> {
     Some((buf, ibdev, dev))
 }
 
-/// A umem may only hold a mapping of its own attachment: the table of
-/// another attachment of the same buffer is refused, then the umem's own is
-/// taken (one mapping more, one unmapping more: the exporter's counts,
-/// checked when the buffer goes, stay balanced).
-fn install_refuses_foreign(t: &Test) {
+/// Runs `f` with a umem over the case's buffer, locked, a second attachment
+/// of the same buffer, and the buffer.
+fn with_sibling(
+    t: &Test,
+    f: impl for<'a> FnOnce(&UmemLocked<'a>, &'a Attachment, &MockBuffer<'_>),
+) {
     let Some((buf, ibdev, dev)) = setup(t) else {
         return;
     };
@@ -81,13 +82,57 @@ fn install_refuses_foreign(t: &Test) {
     let Ok(guard) = umem.get().lock() else {
         return t.fail(format_args!("umem not locked"));
     };
-    let view = guard.view();
-    kunit_expect_eq!(t, install_foreign(&view, other.attachment()), Ok(true));
-    kunit_expect!(t, !view.is_mapped());
-    kunit_expect_eq!(t, RustImporter::map_pages(&view), Ok(()));
-    kunit_expect!(t, view.is_mapped());
-    RustImporter::unmap_pages(&view);
-    kunit_expect!(t, !view.is_mapped());
+    f(&guard.view(), other.attachment(), &buf);
+}
+
+/// A umem may only hold a mapping of its own attachment: the table of
+/// another attachment of the same buffer is refused, then the umem's own is
+/// taken (one mapping more, one unmapping more: the exporter's counts,
+/// checked when the buffer goes, stay balanced).
+fn install_refuses_foreign(t: &Test) {
+    with_sibling(t, |view, other, _buf| {
+        kunit_expect_eq!(t, install_foreign(view, other), Ok(true));
+        kunit_expect!(t, !view.is_mapped());
+        kunit_expect_eq!(t, RustImporter::map_pages(view), Ok(()));
+        kunit_expect!(t, view.is_mapped());
+        RustImporter::unmap_pages(view);
+        kunit_expect!(t, !view.is_mapped());
+    });
+}
+
+/// An attachment's unmap refuses a mapping of another attachment of the
+/// same buffer (warns, leaks it rather than unmapping it through the wrong
+/// attachment): the exporter gets no table back from that call.
+fn unmap_refuses_foreign(t: &Test) {
+    with_sibling(t, |view, other, buf| {
+        let before = buf.unmapped();
+        let mut during = None;
+        let done = unmap_foreign(view, other, "unmap_refuses_foreign", || {
+            during = Some(buf.unmapped());
+        });
+        kunit_expect_eq!(t, done, Ok(()));
+        kunit_expect_eq!(t, during, Some(before));
+        kunit_expect_eq!(t, buf.unmapped(), before + 1);
+        kunit_expect!(t, !view.is_mapped());
+    });
+}
+
+/// A umem only takes a mapping with a window: the drivers read the table
+/// through `umem.sgt_append.sgt`, which only a window sets.
+fn install_refuses_windowless(t: &Test) {
+    with_sibling(t, |view, _other, _buf| {
+        let attach = view.attachment();
+        let mapping = match attach.map() {
+            Ok(mapping) => mapping,
+            Err(e) => return t.fail(format_args!("map: {e:?}")),
+        };
+        match view.install_mapping(mapping) {
+            Err(refused) => attach.unmap(refused),
+            // Left installed: the umem's release unmaps it.
+            Ok(()) => t.fail(format_args!("a mapping without a window was installed")),
+        }
+        kunit_expect!(t, !view.is_mapped());
+    });
 }
 
 /// Who holds the device: a umem's attachment takes no reference (ib_core
@@ -124,6 +169,16 @@ mod suite {
     #[test]
     fn install_refuses_foreign() {
         Test::with_current(super::install_refuses_foreign);
+    }
+
+    #[test]
+    fn unmap_refuses_foreign() {
+        Test::with_current(super::unmap_refuses_foreign);
+    }
+
+    #[test]
+    fn install_refuses_windowless() {
+        Test::with_current(super::install_refuses_windowless);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Fixtures of the module's Rust KUnit suite ([`crate::tests`]): a buffer of
-//! the C suites' mock exporter, their test ib_device, and the one misuse the
-//! suite must stage with `unsafe`, a mapping of another attachment.
+//! the C suites' mock exporter, their test ib_device, and the misuses the
+//! suite must stage with `unsafe`: a mapping of another attachment, offered
+//! to a umem and to an attachment's unmap.
 //!
 //! C headers: [`include/umem_mock_exporter.h`](../../include/umem_mock_exporter.h),
 //! [`include/umem_test.h`](../../include/umem_test.h)
@@ -12,7 +13,7 @@ use super::umem::UmemLocked;
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 use kernel::bindings;
-use kernel::dma_buf::{Attachment, DmaBuf, Mapping};
+use kernel::dma_buf::{Attachment, DmaBuf, Mapping, MappingParts};
 use kernel::ffi::c_void;
 use kernel::kunit::Test;
 use kernel::prelude::*;
@@ -34,6 +35,7 @@ extern "C" {
     // `struct dma_buf` and `struct ib_device`, untyped here: their bindings
     // end in flexible arrays, which the FFI lint rejects in a signature.
     fn umem_mock_dmabuf(exp: *mut MockExp) -> *mut c_void;
+    fn umem_mock_unmapped(exp: *mut MockExp) -> u32;
     fn umem_mock_destroy(test: *mut bindings::kunit, exp: *mut MockExp);
     fn umem_test_ibdev(test: *mut bindings::kunit) -> *mut c_void;
 }
@@ -75,6 +77,12 @@ impl<'t> MockBuffer<'t> {
             test,
             _case: PhantomData,
         })
+    }
+
+    /// How many tables the exporter has had back so far.
+    pub(crate) fn unmapped(&self) -> u32 {
+        // SAFETY: the buffer lives until `self` is dropped (type invariant).
+        unsafe { umem_mock_unmapped(self.exp.as_ptr()) }
     }
 
     /// A new reference to the buffer.
@@ -144,6 +152,52 @@ pub(crate) fn install_foreign<'a>(umem: &UmemLocked<'a>, other: &'a Attachment) 
     // SAFETY: the lock is held for `'a`, as above.
     unsafe { other.with_assumed_lock(|l| l.unmap(mapping)) };
     Ok(refused)
+}
+
+/// Maps `other`, another attachment of the buffer `umem` is attached to,
+/// under the lock `umem` holds, and gives that mapping to the unmap of
+/// `umem`'s own attachment ([`kernel::dma_buf::LockedAttachment::unmap`]),
+/// which must refuse it: warn, and neither unmap it nor give it to the
+/// exporter. `between` runs after that call (to read the exporter's
+/// counts); then the mapping is unmapped through `other`, as it must be.
+/// The warning is expected: it is printed between the kernel log lines
+/// `umem-expect-warnings-begin NAME` and `-end NAME`, which the host's
+/// verdict reads.
+///
+/// `EINVAL` if `other` belongs to another buffer; `EBUSY` if `umem` holds
+/// a mapping already.
+pub(crate) fn unmap_foreign<'a>(
+    umem: &UmemLocked<'a>,
+    other: &'a Attachment,
+    name: &str,
+    between: impl FnOnce(),
+) -> Result {
+    if !ptr::eq(other.dmabuf(), umem.attachment().attachment().dmabuf()) {
+        return Err(EINVAL);
+    }
+    if umem.is_mapped() {
+        return Err(EBUSY);
+    }
+    // SAFETY: the lock of `other`'s buffer, `umem`'s, is held for `'a`
+    // (invariant of `UmemLocked`), so for the call.
+    let parts = unsafe { other.with_assumed_lock(|l| l.map().map(Mapping::into_raw_parts)) }?;
+    let sgt = parts.sgt;
+    // SAFETY: the parts of the mapping of `other` made just now, given up once.
+    let mapping = unsafe { Mapping::from_raw_parts(other, parts) };
+    pr_err!("umem-expect-warnings-begin {name}\n");
+    umem.attachment().unmap(mapping);
+    pr_err!("umem-expect-warnings-end {name}\n");
+    between();
+    // A refused mapping is leaked, not unmapped: its table is still the one
+    // live mapping of `other` (had it been unmapped, this second unmap would
+    // unbalance the exporter's counts, which the buffer checks when it goes).
+    let parts = MappingParts { sgt, window: None };
+    // SAFETY: the parts of the mapping of `other` made above, which had no
+    // window and which the refused unmap gave up without undoing.
+    let mapping = unsafe { Mapping::from_raw_parts(other, parts) };
+    // SAFETY: the lock is held for `'a`, as above.
+    unsafe { other.with_assumed_lock(|l| l.unmap(mapping)) };
+    Ok(())
 }
 
 /// The reference count of `dev` (its kobject's), for cases that check who

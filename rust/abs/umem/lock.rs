@@ -168,31 +168,37 @@ impl<'a> UmemLocked<'a> {
     /// the first entry of the window, `nents` the number of entries in it).
     ///
     /// Refused (the mapping is given back) if a mapping is already installed,
-    /// or if it is a mapping of another attachment.
+    /// if it is a mapping of another attachment, or if it has no window: the
+    /// drivers read the table through `umem.sgt_append.sgt`, which only a
+    /// window sets, and would otherwise walk an older table.
     #[inline]
     pub(crate) fn install_mapping(&self, mapping: UmemMapping<'a>) -> Result<(), UmemMapping<'a>> {
         if self.is_mapped() {
             return Err(mapping);
         }
-        if !ptr::eq(mapping.attachment(), self.attach.attachment()) {
+        let attach = self.attach.attachment();
+        if !ptr::eq(mapping.attachment(), attach) {
             return Err(mapping);
         }
         let parts = mapping.into_raw_parts();
+        let Some(p) = parts.window else {
+            // SAFETY: the parts of a mapping of `attach` given up just above,
+            // unchanged.
+            return Err(unsafe { Mapping::from_raw_parts(attach, parts) });
+        };
         let raw = self.raw();
         // SAFETY: the lock is held, which serialises these fields; storing the
         // parts here transfers their ownership to the umem (type invariant of
         // `UmemDmabuf`; `attach` is the umem's own already).
         unsafe {
             (*raw).sgt = parts.sgt.as_ptr();
-            if let Some(p) = parts.window {
-                (*raw).first_sg = p.first;
-                // CAST: offsets are below an entry's `u32` length.
-                (*raw).first_sg_offset = p.first_offset as usize;
-                (*raw).last_sg = p.last;
-                (*raw).last_sg_trim = p.last_trim as usize;
-                (*raw).umem.sgt_append.sgt.sgl = p.first;
-                (*raw).umem.sgt_append.sgt.nents = p.nents;
-            }
+            (*raw).first_sg = p.first;
+            // CAST: offsets are below an entry's `u32` length.
+            (*raw).first_sg_offset = p.first_offset as usize;
+            (*raw).last_sg = p.last;
+            (*raw).last_sg_trim = p.last_trim as usize;
+            (*raw).umem.sgt_append.sgt.sgl = p.first;
+            (*raw).umem.sgt_append.sgt.nents = p.nents;
         }
         Ok(())
     }
