@@ -539,8 +539,11 @@ pub(crate) fn read(dmabuf: &DmaBuf, offset: usize, out: &mut [u8]) -> Result {
     let guard = dmabuf.resv().lock();
     guard.wait_kernel_fences()?;
     let store = buf.store.lock().clone();
+    // Copied under the reservation lock, as `write` copies: a write or a
+    // migration (both take it) cannot change the bytes halfway.
+    let r = store.read(offset, out);
     drop(guard);
-    store.read(offset, out)
+    r
 }
 
 /// Writes the current contents (after any pending migration copy).

@@ -44,18 +44,22 @@ unsafe impl Send for BufTable {}
 unsafe impl ExportedTable for BufTable {}
 
 impl BufTable {
-    fn new(inner: Inner, sgt: *mut bindings::sg_table) -> Result<KBox<Self>> {
-        let header = Opaque::<bindings::sg_table>::uninit();
-        // SAFETY: `sgt` is the live table of `inner`; its header is plain data.
-        unsafe { header.get().write(sgt.read()) };
-        // INVARIANT: a copy of `inner`'s header.
-        Ok(KBox::new(Self { header, inner }, GFP_KERNEL)?)
-    }
-
     /// A table of system pages.
     pub(crate) fn pages(table: PageTable) -> Result<KBox<Self>> {
-        let sgt = table.raw();
-        Self::new(Inner::Pages(table), sgt)
+        // The header is copied while `table` is still where `raw()` points:
+        // a pointer taken before the move below would point into the
+        // moved-from local.
+        let header = Opaque::<bindings::sg_table>::uninit();
+        // SAFETY: the table of `table` is live; its header is plain data.
+        unsafe { header.get().write(table.raw().read()) };
+        // INVARIANT: a copy of the header of `table`, which goes in with it.
+        Ok(KBox::new(
+            Self {
+                header,
+                inner: Inner::Pages(table),
+            },
+            GFP_KERNEL,
+        )?)
     }
 
     /// A table of device memory, for `attach` (freed again if this fails).
