@@ -72,6 +72,11 @@ history)
 	bad=$(git grep --untracked -nIiE "$pat" -- . ':!patches/rdma-core' || true)
 	[ -z "$bad" ] || { echo "development history in the tree:"; echo "$bad"; exit 1; } >&2
 	;;
+patchrefs)
+	# The manual names patches of the series by number and subject, checked
+	# against patches/linux-7.3 (scripts/patchrefs.py).
+	python3 "$ROOT/scripts/patchrefs.py"
+	;;
 checkpatch)
 	# Tracked and untracked (not ignored) files, so new files are checked too.
 	mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.c' '*.h' 2>/dev/null ||
@@ -81,7 +86,7 @@ checkpatch)
 		-f "${files[@]}"
 	;;
 *)
-	echo "usage: $0 rustfmt|rustfmt-fix|no-unsafe|clippy-user|clippy-kernel|checkpatch|history" >&2
+	echo "usage: $0 rustfmt|rustfmt-fix|no-unsafe|clippy-user|clippy-kernel|checkpatch|history|patchrefs" >&2
 	exit 2
 	;;
 esac

@@ -268,4 +268,17 @@ else
 	echo "    FAIL build progress: a build churning its files is followed to its end ($ran0, $ran3)" >&2
 	bad=1
 fi
+# The manual's patch references (scripts/patchrefs.py): a stale number, a
+# wrong subject and a bare number are each reported.
+printf '%s\n' 'patch 0004 (``RDMA/rxe: dma-buf memory regions``) is fine.' >"$tmp/refs-ok.rst"
+printf '%s\n' 'patch 0099, patch 0004 (``RDMA/rxe: something else entirely``),' \
+	'and patch 3 are not.' >"$tmp/refs-bad.rst"
+refs=$(python3 "$ROOT/scripts/patchrefs.py" "$tmp/refs-bad.rst" 2>&1)
+if python3 "$ROOT/scripts/patchrefs.py" "$tmp/refs-ok.rst" &&
+   [ "$(grep -c 'refs-bad.rst' <<<"$refs")" = 3 ]; then
+	echo "    ok   patch references: stale number, wrong subject, bare number reported"
+else
+	echo "    FAIL patch references: $refs" >&2
+	bad=1
+fi
 exit $bad
