@@ -33,18 +33,39 @@ finish() {	# finish [LOG...]
 	for l in "$@"; do
 		logs+=(--log "$l")
 	done
+	# What must have run: scripts/expected.txt (make check-full has a lane
+	# of its own there); a missing boot, suite or case fails.
+	# UMEM_WRITE_MANIFEST=1 also writes this run's manifest to
+	# build/expected-LANE.txt, to compare with (and merge into) it.
+	local write=()
+	[ "${UMEM_WRITE_MANIFEST:-0}" = 0 ] ||
+		write=(--write-manifest "$ROOT/build/expected-$lane.txt")
+	local rc=0
 	python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
-		--host "$host" ${1:+--require-ktap --require-kmemleak} "${logs[@]}"
-	exit $?
+		--manifest "$MANIFEST" --lane "$lane" "${write[@]}" \
+		--host "$host" ${1:+--require-ktap --require-kmemleak} "${logs[@]}" |
+		tee "$results/verdict.txt" || rc=$?
+	phase_mark end "make check"
+	exit $rc
 }
+
+MANIFEST=$ROOT/scripts/expected.txt
+lane=check
+[ "${UMEM_FULL:-0}" = 0 ] || lane=full
 
 setup_failed() {	# setup_failed WHAT: the verdict when nothing can be tested
 	echo "not ok $1" >>"$host"
 	echo "0 passed, 1 failed"
 	exit 1
 }
+# Each phase's start and end, for the run-time tables (scripts/runtimes.py).
+export UMEM_PHASES=$results/phases.txt
+: >"$UMEM_PHASES"
+phase_mark begin "make check"
+phase_mark begin "set-up, kernel source and patches"
 "$ROOT/scripts/setup.sh" || setup_failed "set-up (scripts/setup.sh)"
 "$ROOT/scripts/kernel.sh" --source || setup_failed "kernel source with patches/linux-$UMEM_KVER"
+phase_mark end "set-up, kernel source and patches"
 
 # Builds in the background, each in its own process group (setsid, so that
 # an early end stops it whole), with its output in $LOGDIR/NAME.txt and its
@@ -88,6 +109,8 @@ if ! "$ROOT/scripts/kernel.sh"; then
 fi
 
 say "host checks"
+phase_mark begin "host checks"
+record "the toolchain is the pinned one (rust-toolchain.toml, scripts/lib.sh)" toolchain_pinned
 record "rustfmt" "$ROOT/scripts/lint.sh" rustfmt
 record "no unsafe in the importer, exporter and test logic" "$ROOT/scripts/lint.sh" no-unsafe
 # From clean, so that warnings of files built earlier are seen again.
@@ -144,6 +167,8 @@ record "kernel crate with the series' abstractions: clippy (CLIPPY=1, no warning
 record "build-must-fail: misuses of kernel::dma_buf do not compile" "$ROOT/scripts/buildfail.sh"
 record "checkpatch --strict: C sources" "$ROOT/scripts/lint.sh" checkpatch
 record "runner self-test (verdict on synthetic logs)" "$ROOT/scripts/selftest/runner.sh"
+record "planted failures turn the verdict red, each named (manifest, boot-time KTAP, gates, sanitizers)" \
+	"$ROOT/scripts/selftest/plants.sh"
 record "documentation builds (make docs, warnings are errors)" "$ROOT/scripts/docs.sh"
 # With the module build's own flags (CLIPPY=1), so that it is found up to
 # date rather than rebuilt; guest programs are replaced atomically, so an
@@ -151,6 +176,8 @@ record "documentation builds (make docs, warnings are errors)" "$ROOT/scripts/do
 record "install.rst's commands: the series applies, the module builds" \
 	env CLIPPY=1 "$ROOT/scripts/doctest.sh"
 record "no development history in the tree" "$ROOT/scripts/lint.sh" history
+record "the manual's patch references match patches/linux-$UMEM_KVER" "$ROOT/scripts/lint.sh" patchrefs
+phase_mark end "host checks"
 # The main boot waits for the host checks: started beside them and the
 # rdma-core boot, it overcommitted the two cores, and the rdma-core boot
 # and then the lossy two-node pair beside it ran so much slower that the
@@ -171,23 +198,42 @@ wait $rpid
 # registration, against the C one's, in one boot.
 # Last, because the module tree is rebuilt for that kernel.
 #
-# gate_boot NAME [VAR=VALUE...]: one boot of the fast kernel that runs the
-# gate's two cases (the variables go to kunit.sh), its log
-# build/logs/NAME-serial.log; prints the two verdict lines.
+# gate_boot NAME MAX OP_MAX QEMU_ARGS [PARAM=VALUE...]: one boot of the fast
+# kernel (QEMU_ARGS added to QEMU's) that runs the gate's two cases with the
+# limits MAX (per table entry) and OP_MAX (per one-entry registration), in
+# thousandths, and the module parameters PARAM; its log is
+# build/logs/NAME-serial.log; prints the two verdict lines. A gate cannot pass without measuring: its boot is judged against
+# the manifest (both cases must pass, not skip; an unknown module
+# parameter fails), and each case's verdict line must state the limit it
+# was given.
 gate_boot() {
-	local name=$1 rc=0
-	shift
+	local name=$1 max=$2 opmax=$3 qargs=$4 rc=0 lines
+	shift 4
 	built kernel-fast $bgpid || return 1
-	env UMEM_KERNEL=fast KUNIT_FILTER='umem_dmabuf_rs_bench.umem_bench_gate*' \
-		KUNIT_LOG="$LOGDIR/$name-serial.log" "$@" "$ROOT/scripts/kunit.sh" \
-		>"$LOGDIR/$name-report.txt" 2>&1 || rc=1
-	grep -h 'umem_bench_gate\(_op\)\?: Rust/C' "$LOGDIR/$name-serial.log" | sed 's/^.*# /    /' |
-		sort -u || true
+	env UMEM_KERNEL=fast UMEM_QEMU_ARGS="$qargs" \
+		KUNIT_FILTER='umem_dmabuf_rs_bench.umem_bench_gate*' KUNIT_LOG="$LOGDIR/$name-serial.log" UMEM_MANIFEST="$MANIFEST" \
+		UMEM_MODARGS="bench_gate_max=$max bench_gate_op_max=$opmax $*" \
+		"$ROOT/scripts/kunit.sh" >"$LOGDIR/$name-report.txt" 2>&1 || rc=1
+	lines=$(grep -h 'umem_bench_gate\(_op\)\?: Rust/C' "$LOGDIR/$name-serial.log" |
+		sed 's/^.*# /    /' | sort -u)
+	[ -z "$lines" ] || echo "$lines"
+	gate_limit_stated "$lines" umem_bench_gate "$max" || rc=1
+	gate_limit_stated "$lines" umem_bench_gate_op "$opmax" || rc=1
 	[ $rc = 0 ] || tail -n 20 "$LOGDIR/$name-report.txt"
 	return $rc
 }
+# gate_limit_stated LINES CASE MAX: LINES has CASE's verdict with the limit
+# MAX thousandths.
+gate_limit_stated() {
+	local want
+	want=$(printf '(limit %d.%03d)' $(($3 / 1000)) $(($3 % 1000)))
+	grep -qF -- "$2: Rust/C" <<<"$1" && grep -F -- "$2: Rust/C" <<<"$1" | grep -qF -- "$want" &&
+		return 0
+	echo "    $2: no verdict line with $want" >&2
+	return 1
+}
 gate() {
-	gate_boot gate UMEM_MODARGS=bench_gate_rounds=15
+	gate_boot gate 1100 1150 "" bench_gate_rounds=15
 }
 # The same two cases counted in instructions: under QEMU -icount shift=0
 # the guest's clock advances one nanosecond per instruction executed (and
@@ -196,10 +242,11 @@ gate() {
 # held to Linux 6.12's ratios (Documentation/performance.rst), 1.000 per
 # table entry and 1.039 per one-entry registration. Five rounds per entry
 # suffice; the one-entry rounds are many because an occasional block
-# catches a slab refill on one side.
+# catches a slab refill on one side. The counts are the pinned toolchain's
+# (rust-toolchain.toml, scripts/lib.sh).
 gate_insns() {
-	gate_boot gate-insns UMEM_QEMU_ARGS="-icount shift=0,sleep=off" \
-		UMEM_MODARGS="bench_gate_rounds=5 bench_gate_op_rounds=101 bench_gate_max=1000 bench_gate_op_max=1039"
+	gate_boot gate-insns 1000 1039 "-icount shift=0,sleep=off" \
+		bench_gate_rounds=5 bench_gate_op_rounds=101
 }
 if kill -0 "$bgpid" 2>/dev/null; then
 	say "waiting for the background builds (logs: $LOGDIR/kernel-drivers.txt, kernel-fast.txt)"

@@ -108,7 +108,9 @@ done
 for b in "$ROOT"/build/guest-bin/*; do
 	[ -e "$b" ] && add_file "$b" && mv "$root$b" "$root/umem/bin/"
 done
-cp "$ROOT"/scripts/guest/* "$root/umem/"
+# The files only: a Python byte-code cache directory left by a host run of
+# the guest's Python scripts is neither needed nor a file cp copies.
+find "$ROOT/scripts/guest" -maxdepth 1 -type f -exec cp {} "$root/umem/" \;
 chmod +x "$root"/umem/*.sh
 cp "$ROOT/scripts/guest/init" "$root/init"
 chmod +x "$root/init"

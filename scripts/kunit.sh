@@ -21,5 +21,11 @@ UMEM_TIMEOUT=${UMEM_TIMEOUT:-1200} "$ROOT/scripts/qemu.sh" kunit "$log" "${args[
 # Only the test kernel has kmemleak.
 leaks=()
 [ "$UMEM_KERNEL" != test ] || leaks=(--require-kmemleak)
+# UMEM_MANIFEST (make check's gate boots): judged against the manifest's
+# section for this log, so that a case that skipped or vanished fails.
+manifest=()
+[ -z "${UMEM_MANIFEST:-}" ] || manifest=(--manifest "$UMEM_MANIFEST")
+[ -z "${UMEM_MANIFEST:-}" ] || [ "${UMEM_WRITE_MANIFEST:-0}" = 0 ] ||
+	manifest+=(--write-manifest "$ROOT/build/expected-$(basename "$log" .log).txt")
 python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
-	--require-ktap "${leaks[@]}" --log "$log"
+	--require-ktap "${leaks[@]}" "${manifest[@]}" --log "$log"

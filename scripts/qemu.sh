@@ -80,6 +80,7 @@ machine=(-M q35
 
 say "booting $(kernel_pkg_version) under QEMU (${accel[1]}${pin:+, on host CPU $UMEM_QEMU_CPUS}), job '$job' (serial log: $log)"
 start=$SECONDS
+phase_mark begin "boot $(basename "$log" -serial.log)"
 child_cpu_seconds
 cpu_before=$CHILD_CPU
 rc=0
@@ -128,4 +129,5 @@ if ! grep -q '@@UMEM-DMESG-END@@' "$log"; then
 	exit 1
 fi
 child_cpu_seconds
+phase_mark end "boot $(basename "$log" -serial.log)"
 say "guest finished in $((SECONDS - start))s (host CPU $((CHILD_CPU - cpu_before)) s)"

@@ -1,17 +1,35 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Turns a guest serial log (and host check results) into the test verdict.
+"""Turns guest serial logs (and host check results) into the test verdict.
 
-Every KTAP block the guest printed between @@UMEM-KTAP-BEGIN/END markers is
-fed to the kernel's own tools/testing/kunit/kunit.py parse; its JSON gives the
-per-case results. The whole log is also scanned for kernel WARNINGs, BUGs,
-Oopses, lockdep, KASAN, UBSAN, debugobjects and list corruption reports, which
-fail the run as one more test; a WARNING between the kernel log lines
-"umem-expect-warnings-begin NAME" and "umem-expect-warnings-end NAME" is one a
-test provoked on purpose and does not count. The guest's kmemleak report
-(@@UMEM-KMEMLEAK-BEGIN/END@@) fails the run when a leaked object's allocation
-backtrace touches RDMA, dma-buf or the project's modules. Prints the plain
-closing line "N passed, N failed" and exits non-zero on any failure.
+Every KTAP document a guest printed is judged: the blocks between
+@@UMEM-KTAP-BEGIN/END markers (module suites, userspace tests, the guest's
+steps) and the kernel's own boot-time suites (everything before the guest
+job's @@UMEM-GUEST-START line), each fed on its own to the kernel's
+tools/testing/kunit/kunit.py parse, whose JSON gives the per-case results.
+A line anywhere else that looks like a test result ("ok N", "not ok N")
+fails the run: nothing that reads as a result is left unread.
+
+The whole log is also scanned for kernel WARNINGs, BUGs, Oopses, lockdep,
+KASAN, UBSAN, debugobjects and list corruption reports, for an unknown
+module parameter and for a sanitizer switching itself off; each fails the
+run. A WARNING between the kernel log lines "umem-expect-warnings-begin
+NAME" and "umem-expect-warnings-end NAME" is one a test provoked on purpose
+and does not count. The guest's kmemleak report (@@UMEM-KMEMLEAK-BEGIN/END@@)
+fails the run when a leaked object's allocation backtrace touches RDMA,
+dma-buf or the project's modules; @@UMEM-SANITIZERS ...@@ says whether
+lockdep, kmemleak and DMA-API debugging were still on at the end; the
+job's @@UMEM-GUEST-EXIT rc=N@@ must say 0.
+
+With --manifest (scripts/expected.txt) the verdict also knows what must
+have run: every result named there must be reported with its expected
+status (pass, check, skip with its reason, xfail), and every reported
+result must be named there. "check" results (the harness's own sanity
+checks, benchmark smoke runs, sanitizer states) must pass but are counted
+apart from the tests. --write-manifest writes the manifest of a run.
+
+Prints the plain closing line "N passed, N failed" and exits non-zero on
+any failure.
 """
 
 import argparse
@@ -41,6 +59,15 @@ BAD = [
     r"list_add corruption",
     r"list_del corruption",
     r"kernel BUG",
+    # A misspelled parameter is ignored by the kernel, and what it should
+    # have switched on (a gate, a test mode) silently does not run.
+    r"[Uu]nknown parameter",
+    # Sanitizers that switch themselves off: what follows is unchecked.
+    r"turning off the locking correctness validator",
+    r"kmemleak: .*[Dd]isabl",
+    r"DMA-API: debugging out of memory",
+    r"DMA-API: debugging disabled",
+    r"dma-debug disabled",
 ]
 BAD_RE = re.compile("|".join(BAD))
 # What a test may provoke on purpose between expect-warnings markers.
@@ -54,6 +81,34 @@ LEAK_RE = re.compile(
     # project's modules (the only ones the guest loads), unloaded by then.
     r"^\s*0xffffffffa[0-9a-f]{7}\b"
 )
+# The kernel log's timestamp prefix, as kunit.py strips it.
+PREFIX_RE = re.compile(r"^\s*\[\s*[0-9.]+\]\s?")
+# A line that reads as a test result.
+RESULT_RE = re.compile(r"^\s*(not ok|ok) [0-9]+\b")
+SANITIZERS_RE = re.compile(r"@@UMEM-SANITIZERS ([^@]*)@@")
+SANITIZER_NAMES = {"lockdep": "lockdep (debug_locks)", "kmemleak": "kmemleak",
+                   "dma_api": "DMA-API debugging"}
+STATUSES = ("pass", "check", "skip", "xfail")
+# What --write-manifest marks "check" when the old manifest does not say:
+# the harness's own checks and the benchmarks' smoke runs.
+CHECK_RE = re.compile(
+    r"^(guest run completed|guest job exited 0|no test result outside a KTAP document|"
+    r".* still on at the end|bench_[a-z_]+\+[a-z]+: .*|guest_steps[a-z_]*: guest_steps[a-z_]*\."
+    r"(stalled_case_fails_alone|four_level_paging|swiotlb_forced)|"
+    r"[a-z_+-]+: umem_dmabuf_rs_bench\..*|runner self-test.*|planted failures.*)$")
+
+
+class Result:
+    """One judged result: LOG (a serial log's name, or "host"), NAME,
+    STATUS (PASS, FAIL, SKIP, ...) and, for a skip, its REASON."""
+
+    def __init__(self, log, name, status, reason=""):
+        self.log, self.name, self.status, self.reason = log, name, status, reason
+        self.kind = "test"
+        self.note = ""
+
+    def label(self):
+        return self.name if self.log == "host" else f"{self.name} ({self.log})"
 
 
 def scan_problems(lines):
@@ -128,23 +183,72 @@ def count_cases(node, results, prefix=None):
         count_cases(sub, results, path)
 
 
-def ktap_blocks(lines):
-    name, block = None, []
+def skip_reasons(block):
+    """{(suite, case): reason} of the "# SKIP" directives in a KTAP block
+    (kunit.py's JSON has the status, not the reason). The suite is the
+    innermost "# Subtest:" at the case line's indentation."""
+    reasons, header = {}, {}
+    for raw in block:
+        line = PREFIX_RE.sub("", raw)
+        indent = len(line) - len(line.lstrip(" "))
+        body = line.strip()
+        m = re.match(r"# Subtest: (\S+)", body)
+        if m:
+            header[indent] = m.group(1)
+            continue
+        m = re.match(r"(?:not ok|ok) [0-9]+ (.*?)\s+#\s*SKIP\b\s*(.*)$", body)
+        if m:
+            name = re.sub(r" \(.*$", "", m.group(1).strip())
+            reasons[(header.get(indent, ""), name)] = " ".join(m.group(2).split())
+    return reasons
+
+
+def sections(lines):
+    """Splits a serial log into (boot, blocks, rest): the lines before the
+    guest job started (the kernel's boot-time KTAP), the marked KTAP
+    blocks [(name, lines)], and the other lines of the job, outside the
+    kernel log dump at its end (which repeats what the console showed)."""
+    boot, blocks, rest = [], [], []
+    started = not any("@@UMEM-GUEST-START" in l for l in lines)
+    name, block, in_dmesg = None, [], False
     for line in lines:
+        if not started:
+            if "@@UMEM-GUEST-START" in line:
+                started = True
+            else:
+                boot.append(line)
+            continue
+        if "@@UMEM-DMESG-BEGIN@@" in line:
+            in_dmesg = True
+        if "@@UMEM-DMESG-END@@" in line:
+            in_dmesg = False
+            continue
+        if in_dmesg:
+            continue
         m = re.search(r"@@UMEM-KTAP-BEGIN (\S+)@@", line)
         if m:
             name, block = m.group(1), []
             continue
         if name and "@@UMEM-KTAP-END@@" in line:
-            yield name, block
+            blocks.append((name, block))
             name = None
             continue
         if name:
             block.append(line)
+        else:
+            rest.append(line)
+    if name:  # a block the guest never closed: judged as far as it got
+        blocks.append((name, block))
+    return boot, blocks, rest
 
 
-def parse_block(kunit_py, name, block, verbose):
-    """Runs kunit.py parse on one block; returns [(case, status)]."""
+def ktap_blocks(lines):
+    """The marked KTAP blocks of a log, (name, lines)."""
+    return sections(lines)[1]
+
+
+def parse_block(kunit_py, log, name, block, verbose):
+    """Runs kunit.py parse on one block; returns [Result]."""
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "ktap.log")
         out = os.path.join(tmp, "result.json")
@@ -157,20 +261,62 @@ def parse_block(kunit_py, name, block, verbose):
         )
         if verbose or proc.returncode != 0:
             sys.stdout.write(proc.stdout)
-        results = []
+        cases = []
         if os.path.exists(out):
             with open(out) as f:
-                count_cases(json.load(f), results)
-        # The same suite may run in several blocks (e.g. with either importer).
-        results = [(f"{name}: {case}", status) for case, status in results]
-        if not results:
-            # A module whose suites were all filtered out prints no tests.
-            results.append((f"{name}: no tests in its KTAP output", "SKIP"))
-        return results
+                count_cases(json.load(f), cases)
+    reasons = skip_reasons(block)
+    results = []
+    for case, status in cases:
+        # Userspace tests follow a case's name with what they measured,
+        # "no_dma_bufs_left (0 of the exporter, 0 udmabufs)": the name is
+        # what identifies the case from run to run.
+        case = re.sub(r" \(.*$", "", case)
+        parts = case.split(".")
+        reason = ""
+        if status == "SKIP":
+            for k in range(len(parts) - 1, 0, -1):
+                reason = reasons.get((parts[k - 1], ".".join(parts[k:])), "")
+                if reason:
+                    break
+        results.append(Result(log, f"{name}: {case}", status, reason))
+    if not results:
+        # A module whose suites were all filtered out prints no tests.
+        results.append(Result(log, f"{name}: no tests in its KTAP output", "SKIP",
+                              "no KTAP output"))
+    return results
+
+
+def stray_results(rest):
+    """Lines outside every judged KTAP document that read as test results
+    or failed assertions."""
+    stray = []
+    for line in rest:
+        text = PREFIX_RE.sub("", line)
+        if RESULT_RE.match(text) or "ASSERTION FAILED" in text or "EXPECTATION FAILED" in text:
+            stray.append(line)
+    return stray
+
+
+def sanitizer_results(log, lines):
+    """Results of the guest's @@UMEM-SANITIZERS line: one per sanitizer the
+    kernel has, PASS if it was still on when the job ended."""
+    results = []
+    for line in lines:
+        m = SANITIZERS_RE.search(line)
+        if not m:
+            continue
+        for item in m.group(1).split():
+            key, _, value = item.partition("=")
+            if key not in SANITIZER_NAMES or value == "none":
+                continue
+            results.append(Result(log, f"{SANITIZER_NAMES[key]} still on at the end",
+                                  "PASS" if value == "1" else "FAIL"))
+    return results
 
 
 def log_results(args, path):
-    """Results of one boot: its KTAP blocks and the scan of its kernel log."""
+    """Results of one boot: its KTAP documents and the scans of its log."""
     label = os.path.basename(path)
     results = []
     try:
@@ -178,15 +324,35 @@ def log_results(args, path):
             lines = f.read().splitlines()
     except OSError:
         lines = []
-    if not any("@@UMEM-DMESG-END@@" in l for l in lines):
-        results.append((f"guest run completed ({label})", "FAIL"))
+    results.append(Result(label, "guest run completed",
+                          "PASS" if any("@@UMEM-DMESG-END@@" in l for l in lines) else "FAIL"))
+    exits = [re.search(r"@@UMEM-GUEST-EXIT rc=(\d+)@@", l) for l in lines]
+    exits = [int(m.group(1)) for m in exits if m]
+    if any("@@UMEM-GUEST-START" in l for l in lines):
+        if not exits:
+            print(f"{label}: the guest job printed no exit line")
+        elif exits[-1]:
+            print(f"{label}: the guest job exited {exits[-1]}")
+        results.append(Result(label, "guest job exited 0",
+                              "PASS" if exits and exits[-1] == 0 else "FAIL"))
+    boot, blocks, rest = sections(lines)
     ran = 0
-    for name, block in ktap_blocks(lines):
-        got = parse_block(args.kunit_py, name, block, not args.quiet)
-        ran += sum(1 for _, status in got if status != "SKIP")
+    if any(re.search(r"KTAP version|TAP version", l) for l in boot):
+        got = parse_block(args.kunit_py, label, "boot", boot, not args.quiet)
+        results.extend(got)
+    for name, block in blocks:
+        got = parse_block(args.kunit_py, label, name, block, not args.quiet)
+        ran += sum(1 for r in got if r.status != "SKIP")
         results.extend(got)
     if args.require_ktap and not ran:
-        results.append((f"guest printed KTAP results ({label})", "FAIL"))
+        results.append(Result(label, "guest printed KTAP results", "FAIL"))
+    stray = stray_results(rest)
+    if stray:
+        print(f"{label}: test results outside every KTAP document:")
+        for l in stray[:10]:
+            print("    " + l)
+    results.append(Result(label, "no test result outside a KTAP document",
+                          "FAIL" if stray else "PASS"))
     bad, expected = scan_problems(lines)
     if bad:
         print(f"kernel log of {label} reports problems:")
@@ -194,15 +360,16 @@ def log_results(args, path):
             print("    " + l)
     if expected:
         print(f"{label}: {expected} WARNING line(s) provoked on purpose between expect markers")
-    results.append((f"kernel log free of WARNING/BUG/Oops/lockdep/KASAN/UBSAN ({label})",
-                    "FAIL" if bad else "PASS"))
+    results.append(Result(label, "kernel log free of WARNING/BUG/Oops/lockdep/KASAN/UBSAN",
+                          "FAIL" if bad else "PASS"))
     dma_errors = [int(m.group(1)) for m in
                   (re.search(r"@@UMEM-DMA-API-ERRORS (\d+)@@", l) for l in lines) if m]
     if dma_errors:
         if dma_errors[-1]:
             print(f"{label}: DMA-API debugging counted {dma_errors[-1]} error(s)")
-        results.append((f"DMA-API debug error count is 0 ({label})",
-                        "FAIL" if dma_errors[-1] else "PASS"))
+        results.append(Result(label, "DMA-API debug error count is 0",
+                              "FAIL" if dma_errors[-1] else "PASS"))
+    results.extend(sanitizer_results(label, lines))
     if args.require_kmemleak or has_kmemleak(lines):
         objects, ours = kmemleak_leaks(lines)
         if objects:
@@ -211,9 +378,132 @@ def log_results(args, path):
             for o in ours[:5]:
                 for l in o[:16]:
                     print("    " + l)
-        results.append((f"kmemleak: no leak in RDMA/dma-buf/project code ({label})",
-                        "FAIL" if ours or not has_kmemleak(lines) else "PASS"))
+        results.append(Result(label, "kmemleak: no leak in RDMA/dma-buf/project code",
+                              "FAIL" if ours or not has_kmemleak(lines) else "PASS"))
     return results
+
+
+# The manifest (scripts/expected.txt): sections "[LOG]" or "[LANE LOG]"
+# (LOG a serial log's name, or "host"; a section with a lane replaces the
+# plain one of the same LOG in that lane), and in each, lines
+#   STATUS NAME [-- REASON]
+# STATUS: pass (a test), check (a harness or smoke check: must pass,
+# counted apart), skip (must skip, for REASON), xfail (a known failure:
+# must fail; REASON says why).
+
+def read_manifest(path, lane):
+    """{log: {name: (status, reason)}} of LANE, and the order of the logs."""
+    plain, laned, order = {}, {}, []
+    cur = None
+    with open(path) as f:
+        for n, raw in enumerate(f, 1):
+            line = raw.rstrip("\n")
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            m = re.match(r"^\[(?:(\S+) )?(\S+)\]$", line)
+            if m:
+                sec_lane, log = m.group(1), m.group(2)
+                if sec_lane is None:
+                    cur = plain.setdefault(log, {})
+                elif sec_lane == lane:
+                    cur = laned.setdefault(log, {})
+                else:
+                    cur = {}  # another lane's: read, not used
+                if log not in order:
+                    order.append(log)
+                continue
+            if cur is None:
+                raise SystemExit(f"{path}:{n}: an entry before the first [section]")
+            status, _, rest = line.partition(" ")
+            if status not in STATUSES:
+                raise SystemExit(f"{path}:{n}: unknown status '{status}'")
+            name, _, reason = rest.partition(" -- ")
+            cur[name.strip()] = (status, reason.strip())
+    merged = {log: laned.get(log, plain.get(log, {})) for log in order}
+    return merged, order
+
+
+def apply_manifest(results, manifest, logs):
+    """Judges RESULTS against MANIFEST (only the LOGS this run has, plus
+    "host"); returns the results with kinds set and the failures the
+    manifest adds."""
+    extra = []
+    have = {}
+    for r in results:
+        have.setdefault((r.log, r.name), []).append(r)
+    for log in logs:
+        want = manifest.get(log)
+        if want is None:
+            extra.append(Result(log, f"the manifest has a section for {log}", "FAIL"))
+            continue
+        for name, (status, reason) in want.items():
+            got = have.pop((log, name), [])
+            if not got:
+                extra.append(Result(log, f"{name}: missing (the manifest expects {status})",
+                                    "FAIL"))
+                continue
+            for r in got:
+                judge(r, status, reason)
+    for (log, name), got in have.items():
+        for r in got:
+            if r.status == "PASS" or r.status == "SKIP":
+                r.note = "not in the manifest (scripts/expected.txt): add it"
+                r.status = "FAIL"
+    return extra
+
+
+def judge(r, status, reason):
+    """Sets R's kind and turns a result that differs from the manifest's
+    expectation into a failure naming both."""
+    if status == "check":
+        r.kind = "check"
+    if status in ("pass", "check"):
+        if r.status == "SKIP":
+            r.note = f"skipped ({r.reason or 'no reason given'}), the manifest expects it to pass"
+            r.status = "FAIL"
+        return
+    if status == "skip":
+        if r.status != "SKIP":
+            r.note = (f"the manifest expects a skip ({reason}), it "
+                      f"{'passed' if r.status == 'PASS' else 'failed'}: update the manifest")
+            r.status = "FAIL"
+        elif r.reason != reason:
+            r.note = f"skipped for '{r.reason}', the manifest says '{reason}'"
+            r.status = "FAIL"
+        return
+    if status == "xfail":
+        if r.status == "PASS":
+            r.note = f"a known failure ({reason}) now passes: update the manifest"
+            r.status = "FAIL"
+        elif r.status == "SKIP":
+            r.note = f"a known failure ({reason}) skipped: {r.reason}"
+            r.status = "FAIL"
+        else:
+            r.status = "XFAIL"
+
+
+def write_manifest(path, results, logs, old, lane):
+    """Writes the results of this run as a manifest, keeping the kinds
+    ("check") and reasons of entries the old manifest had."""
+    out = []
+    for log in logs:
+        out.append(f"[{lane + ' ' if lane else ''}{log}]")
+        for r in results:
+            if r.log != log:
+                continue
+            prev = old.get(log, {}).get(r.name, ("", ""))
+            if r.status == "SKIP":
+                out.append(f"skip {r.name} -- {r.reason}")
+            elif r.status in ("FAIL", "XFAIL") and prev[0] == "xfail":
+                out.append(f"xfail {r.name} -- {prev[1]}")
+            elif r.status == "PASS":
+                check = prev[0] == "check" or (not prev[0] and CHECK_RE.match(r.name))
+                out.append(f"{'check' if check else 'pass'} {r.name}")
+            else:
+                print(f"not written to the manifest: {r.label()} {r.status}")
+        out.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(out))
 
 
 def main():
@@ -227,26 +517,52 @@ def main():
                     help="fail when a guest printed no KTAP block")
     ap.add_argument("--require-kmemleak", action="store_true",
                     help="fail when a guest printed no kmemleak report")
+    ap.add_argument("--manifest", help="what must have run (scripts/expected.txt)")
+    ap.add_argument("--lane", default="check", help="the manifest's lane (check, full)")
+    ap.add_argument("--write-manifest", metavar="FILE",
+                    help="write the manifest of this run to FILE")
     args = ap.parse_args()
 
     results = []
+    logs = []
     if args.host and os.path.exists(args.host):
+        logs.append("host")
         with open(args.host) as f:
             for line in f:
                 line = line.strip()
                 if line.startswith("not ok "):
-                    results.append((line[7:], "FAIL"))
+                    results.append(Result("host", line[7:], "FAIL"))
                 elif line.startswith("ok "):
-                    results.append((line[3:], "PASS"))
+                    results.append(Result("host", line[3:], "PASS"))
 
     for log in args.log or []:
+        logs.append(os.path.basename(log))
         results.extend(log_results(args, log))
 
-    passed = sum(1 for _, s in results if s == "PASS")
-    skipped = sum(1 for _, s in results if s == "SKIP")
-    failed = [n for n, s in results if s not in ("PASS", "SKIP")]
-    for n in failed:
-        print(f"FAILED: {n}")
+    if args.write_manifest:
+        old = {}
+        if args.manifest and os.path.exists(args.manifest):
+            old, _ = read_manifest(args.manifest, args.lane)
+        write_manifest(args.write_manifest, results, logs, old,
+                       args.lane if args.lane != "check" else "")
+    if args.manifest:
+        manifest, _ = read_manifest(args.manifest, args.lane)
+        results.extend(apply_manifest(results, manifest, logs))
+
+    tests = [r for r in results if r.kind == "test"]
+    checks = [r for r in results if r.kind == "check"]
+    passed = sum(1 for r in tests if r.status == "PASS")
+    skipped = sum(1 for r in tests if r.status == "SKIP")
+    xfailed = sum(1 for r in results if r.status == "XFAIL")
+    failed = [r for r in results if r.status not in ("PASS", "SKIP", "XFAIL")]
+    for r in failed:
+        print(f"FAILED: {r.label()}{': ' + r.note if r.note else ''}")
+    if checks:
+        cpass = sum(1 for r in checks if r.status == "PASS")
+        print(f"harness and smoke checks: {cpass} passed, "
+              f"{sum(1 for r in checks if r.status == 'FAIL')} failed")
+    if xfailed:
+        print(f"known failures that failed as expected: {xfailed}")
     line = f"{passed} passed, {len(failed)} failed"
     if skipped:
         line += f", {skipped} skipped"

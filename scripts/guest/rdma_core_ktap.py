@@ -16,8 +16,12 @@ test is "ok N name # SKIP reason", and every skip reason is also printed as a
 summary at the end. Exits non-zero when a test failed or none ran.
 
 The file named by $RDMA_CORE_KNOWN lists tests that fail for reasons outside
-this project, one "ID REASON" a line (ID as for SELECT, in full): they are
-not run, and reported as skipped with "known failure: REASON".
+this project, one "ID REASON" a line (ID as for SELECT, in full): they run
+as expected failures. One that fails is reported "not ok" after a comment
+"known failure: REASON" and does not make the exit status non-zero (the
+host's manifest expects it to fail: xfail); one that passes or skips is a
+failure ("known failure now passes" / "... skipped"), so a change in it is
+seen.
 
 $RDMA_CORE_MUST_RUN (SELECT syntax) names tests that must not skip: a skip
 of one of them is a failure, its reason printed (e.g. the DmaBuf tests, which
@@ -124,22 +128,30 @@ def main():
     print("    KTAP version 1")
     print(f"    # Subtest: {suite_name}")
     print(f"    1..{len(tests)}", flush=True)
-    counts = {"ok": 0, "fail": 0, "skip": 0}
+    counts = {"ok": 0, "fail": 0, "skip": 0, "xfail": 0}
     skips = []
     start = time.monotonic()
     for i, (test, name) in enumerate(zip(tests, names), 1):
         result = Result()
         t0 = time.monotonic()
-        if short_id(test) in known:
-            result.outcome = ("skip", f"known failure: {known[short_id(test)]}")
-        else:
-            test.run(result)
+        test.run(result)
         outcome, detail = result.outcome or ("fail", "test reported no outcome")
         if outcome == "skip" and must_run and selected([test], must_run):
             outcome, detail = "fail", f"must run, but skipped: {detail}"
+        reason = known.get(short_id(test))
+        if reason is not None:
+            if outcome == "fail":
+                outcome = "xfail"
+            else:
+                outcome, detail = "fail", f"known failure ({reason}) {outcome}: {detail or 'passed'}"
         counts[outcome] += 1
         took = f"{time.monotonic() - t0:.1f}s"
-        if outcome == "fail":
+        if outcome == "xfail":
+            print(f"    # known failure: {reason}")
+            for line in (detail or "").rstrip().splitlines()[-3:]:
+                print(f"    # {line}")
+            print(f"    not ok {i} {name}", flush=True)
+        elif outcome == "fail":
             for line in (detail or "").rstrip().splitlines():
                 print(f"    # {line}")
             print(f"    not ok {i} {name}", flush=True)
@@ -153,7 +165,8 @@ def main():
     ok = counts["fail"] == 0 and counts["ok"] > 0
     print(f"{'ok' if ok else 'not ok'} 1 {suite_name}")
     print(f"# {suite_name}: {counts['ok']} passed, {counts['fail']} failed, "
-          f"{counts['skip']} skipped in {time.monotonic() - start:.0f}s")
+          f"{counts['skip']} skipped, {counts['xfail']} known failures "
+          f"in {time.monotonic() - start:.0f}s")
     for name, reason in skips:
         print(f"# {suite_name}: skipped {name}: {reason}")
     return 0 if ok else 1

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The run-time tables of make check, written from a run's own records.
+
+make check appends "EPOCH begin|end NAME" lines to build/results/phases.txt
+for its phases (set-up, each kernel and rdma-core build, host checks, each
+boot, the whole run) and keeps its verdict in build/results/verdict.txt.
+This script turns them into a table: each phase's start and end, in
+minutes after the run began, and its wall time; the machine's cores and
+processor; the verdict's closing line.
+
+usage: runtimes.py [--results DIR] [--logs DIR] [--update FILE... --kind first|warm]
+
+The guests' parts that took 30 s or more (their "umem: NAME took N s"
+lines in the serial logs of --logs) follow in a second table.
+
+Without --update it prints the table. With it, each FILE's block between
+the lines "make-check-times-KIND-begin" and "make-check-times-KIND-end"
+(an rst comment ".. make-check-times-first-begin" in the manual, an HTML
+comment in README.md) is replaced: the manual gets the whole table, the
+README one line with the total, the machine and the result.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def mmss(sec):
+    return f"{sec // 60} min {sec % 60:02d} s"
+
+
+def phases(path):
+    """[(name, begin, end)] in order of their begin; the run's own first."""
+    begin, end = {}, {}
+    with open(path) as f:
+        for line in f:
+            parts = line.rstrip("\n").split(" ", 2)
+            if len(parts) != 3 or parts[1] not in ("begin", "end"):
+                continue
+            t, what, name = int(parts[0]), parts[1], parts[2]
+            if what == "begin":
+                begin.setdefault(name, t)  # the first begin of a name
+            else:
+                end[name] = t  # and its last end
+    out = [(n, b, end.get(n)) for n, b in begin.items()]
+    out.sort(key=lambda x: (x[0] != "make check", x[1]))
+    return out
+
+
+def machine():
+    cores = os.cpu_count()
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return cores, model
+
+
+def verdict(results):
+    try:
+        with open(os.path.join(results, "verdict.txt")) as f:
+            lines = [l.strip() for l in f if re.match(r"^\d+ passed, \d+ failed", l.strip())]
+        return lines[-1] if lines else "no verdict"
+    except OSError:
+        return "no verdict"
+
+
+def table(rows, kind, cores, model, result):
+    run = next((r for r in rows if r[0] == "make check"), None)
+    t0 = run[1] if run else rows[0][1]
+    total = (run[2] - run[1]) if run and run[2] else None
+    what = "a first run (empty cache)" if kind == "first" else "a warm run (caches filled)"
+    out = [f"``make check``, {what}, on {cores} cores ({model}):",
+           f"{mmss(total) if total is not None else 'unfinished'}, ``{result}``.",
+           "Regenerate: ``scripts/runtimes.py --update Documentation/testing.rst "
+           f"README.md --kind {kind}`` after the run.", "",
+           ".. list-table::", "   :header-rows: 1", "",
+           "   * - phase", "     - from (min)", "     - to (min)", "     - wall time"]
+    for name, b, e in rows:
+        if name == "make check":
+            continue
+        out += [f"   * - {name}", f"     - {(b - t0) / 60:.1f}",
+                f"     - {(e - t0) / 60:.1f}" if e else "     - (no end)",
+                f"     - {mmss(e - b)}" if e else "     -"]
+    return out, total
+
+
+def lanes(logdir):
+    """[(log, lane, seconds)] from the guests' "umem: NAME took N s" lines."""
+    out = []
+    if not os.path.isdir(logdir):
+        return out
+    for name in sorted(os.listdir(logdir)):
+        if not name.endswith("-serial.log"):
+            continue
+        with open(os.path.join(logdir, name), errors="replace") as f:
+            for line in f:
+                m = re.search(r"umem: (\S+) took (\d+) s", line)
+                if m:
+                    out.append((name[:-len("-serial.log")], m.group(1), int(m.group(2))))
+    return out
+
+
+def lane_table(rows, least):
+    rows = [r for r in rows if r[2] >= least]
+    if not rows:
+        return []
+    out = ["", f"The guests' longest parts (``umem: NAME took N s``, {least} s or more):", "",
+           ".. list-table::", "   :header-rows: 1", "",
+           "   * - boot", "     - part", "     - wall time"]
+    for log, lane, sec in sorted(rows, key=lambda r: -r[2]):
+        out += [f"   * - {log}", f"     - ``{lane}``", f"     - {sec} s"]
+    return out
+
+
+def replace_block(path, kind, body):
+    text = open(path).read()
+    pat = re.compile(rf"(make-check-times-{kind}-begin[^\n]*\n)(.*?)(\n[^\n]*make-check-times-{kind}-end)",
+                     re.S)
+    if not pat.search(text):
+        sys.exit(f"{path}: no make-check-times-{kind}-begin/end markers")
+    text = pat.sub(lambda m: m.group(1) + "\n".join(body) + m.group(3), text, count=1)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--results", default=os.path.join(ROOT, "build", "results"))
+    ap.add_argument("--logs", default=os.path.join(ROOT, "build", "logs"))
+    ap.add_argument("--update", nargs="*", default=[])
+    ap.add_argument("--kind", choices=("first", "warm"), default="warm")
+    args = ap.parse_args()
+    rows = phases(os.path.join(args.results, "phases.txt"))
+    if not rows:
+        sys.exit("no phases recorded")
+    cores, model = machine()
+    result = verdict(args.results)
+    body, total = table(rows, args.kind, cores, model, result)
+    body += lane_table(lanes(args.logs), 30)
+    if not args.update:
+        print("\n".join(body))
+        return 0
+    for path in args.update:
+        if path.endswith(".md"):
+            what = "First run (empty cache)" if args.kind == "first" else "Warm run"
+            line = (f"{what}: {mmss(total) if total is not None else 'unfinished'} "
+                    f"on {cores} cores, `{result}`.")
+            replace_block(path, args.kind, [line])
+        else:
+            replace_block(path, args.kind, [""] + body + [""])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,243 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Planted failures: the verdict (scripts/report.py with a manifest) must
+# know what should have run. A synthetic boot and its manifest pass as
+# they are; each plant below, one at a time, must turn the verdict red
+# with a message that names what is wrong: a failing kernel-crate KUnit
+# case at boot, a job that stopped after half its steps, a gate case that
+# skipped because of a misspelled parameter, lockdep switched off mid-run,
+# an rdma-core case that newly skips (or skips for another reason), a
+# known failure that now passes, a suite or case gone from the log, a
+# result outside every KTAP document, a job that exited non-zero or
+# printed no exit line, a result the manifest does not list, a boot
+# without a section.
+set -uo pipefail
+. "$(dirname "$0")/../lib.sh"
+KUNIT_PY=$KSRC/tools/testing/kunit/kunit.py
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# The pieces of a synthetic serial log, each overridable by a plant.
+boot_ktap() {	# boot_ktap STATUS_OF_THE_THIRD_CASE
+	cat <<EOT
+[    0.900000] Linux version 7.3.4 (synthetic)
+[    1.000000] KTAP version 1
+[    1.000001] 1..1
+[    1.000002]     KTAP version 1
+[    1.000003]     # Subtest: rust_dma_resv
+[    1.000004]     # speed: normal
+[    1.000005]     1..3
+[    1.000006]     ok 1 lock_and_unlock
+[    1.000007]     ok 2 assume_locked
+[    1.000008]     # fences_wait: ASSERTION FAILED at rust/kernel/dma_buf/dma_resv.rs:300
+[    1.000009]     $1 3 fences_wait
+[    1.000010] $1 1 rust_dma_resv
+EOT
+}
+steps=(rxe_device_with_ipv4_gid insmod_exporter rmmod_exporter rmmod_umem_dmabuf_rs)
+steps_block() {	# steps_block N: the first N of the guest's steps, all ok
+	local i
+	echo "@@UMEM-KTAP-BEGIN guest_steps@@"
+	printf 'KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: guest_steps\n'
+	echo "    1..$1"
+	for ((i = 0; i < $1; i++)); do
+		echo "    ok $((i + 1)) ${steps[i]}"
+	done
+	echo "ok 1 guest_steps"
+	echo "@@UMEM-KTAP-END@@"
+}
+rdma_core_block() {	# rdma_core_block SKIP_LINE_OF_CASE_2 [STATUS_OF_THE_KNOWN_FAILURE]
+	echo "@@UMEM-KTAP-BEGIN rdma_core_c@@"
+	printf 'KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: rdma_core_c\n    1..3\n'
+	echo "    ok 1 test_dmabuf_reg_mr"
+	echo "    $1"
+	echo "    ${2:-not ok} 3 test_resize_cq"
+	echo "not ok 1 rdma_core_c"
+	echo "@@UMEM-KTAP-END@@"
+}
+gate_block() {	# gate_block LINE_OF_THE_GATE_CASE
+	echo "@@UMEM-KTAP-BEGIN importer@@"
+	printf 'KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: umem_dmabuf_rs_bench\n    1..1\n'
+	echo "    $1"
+	echo "ok 1 umem_dmabuf_rs_bench"
+	echo "@@UMEM-KTAP-END@@"
+}
+tail_part() {	# tail_part EXIT_LINE SANITIZERS_LINE [DMESG LINE...]
+	local l
+	[ -z "$1" ] || echo "$1"
+	echo "@@UMEM-KMEMLEAK-BEGIN@@"
+	echo "@@UMEM-KMEMLEAK-END@@"
+	echo "$2"
+	echo "@@UMEM-DMESG-BEGIN@@"
+	for l in "${@:3}"; do
+		echo "$l"
+	done
+	echo "[    9.0] reboot: Power down"
+	echo "@@UMEM-DMESG-END@@"
+}
+OKSKIP="ok 2 test_odp_reg_mr # SKIP Device does not support ODP"
+# log NAME [VAR=VALUE...]: writes $tmp/NAME.log, the clean log unless a
+# variable changes a piece: BOOT (the third boot case's status), STEPS (how
+# many steps ran), SKIP (rdma-core's second case), KNOWN (the known
+# failure's status), GATE (the gate case's line), EXTRA (a line in the
+# job), EXIT (the exit line), SAN (the sanitizers line), DMESG (a kernel
+# log line).
+log() {
+	local name=$1
+	shift
+	(
+		BOOT=ok STEPS=${#steps[@]} SKIP=$OKSKIP KNOWN="not ok"
+		GATE="ok 1 umem_bench_gate" EXTRA="" EXIT="@@UMEM-GUEST-EXIT rc=0@@"
+		SAN="@@UMEM-SANITIZERS lockdep=1 kmemleak=1 dma_api=1@@" DMESG=""
+		for a in "$@"; do
+			eval "${a%%=*}=\${a#*=}"
+		done
+		boot_ktap "$BOOT"
+		echo "@@UMEM-GUEST-START job=check@@"
+		gate_block "$GATE"
+		rdma_core_block "$SKIP" "$KNOWN"
+		[ -z "$EXTRA" ] || echo "$EXTRA"
+		steps_block "$STEPS"
+		tail_part "$EXIT" "$SAN" ${DMESG:+"$DMESG"}
+	) >"$tmp/$name.log"
+}
+
+manifest() {
+	cat <<EOT
+# synthetic
+[host]
+pass rustfmt
+
+[check.log]
+check guest run completed
+check guest job exited 0
+pass boot: rust_dma_resv.lock_and_unlock
+pass boot: rust_dma_resv.assume_locked
+pass boot: rust_dma_resv.fences_wait
+pass importer: umem_dmabuf_rs_bench.umem_bench_gate
+pass rdma_core_c: rdma_core_c.test_dmabuf_reg_mr
+skip rdma_core_c: rdma_core_c.test_odp_reg_mr -- Device does not support ODP
+xfail rdma_core_c: rdma_core_c.test_resize_cq -- rxe loses track of the CQ after a resize
+EOT
+	local s
+	for s in "${steps[@]}"; do
+		echo "pass guest_steps: guest_steps.$s"
+	done
+	cat <<EOT
+check no test result outside a KTAP document
+pass kernel log free of WARNING/BUG/Oops/lockdep/KASAN/UBSAN
+check lockdep (debug_locks) still on at the end
+check kmemleak still on at the end
+check DMA-API debugging still on at the end
+pass kmemleak: no leak in RDMA/dma-buf/project code
+EOT
+}
+manifest >"$tmp/expected.txt"
+echo "ok rustfmt" >"$tmp/host.txt"
+
+# verdict NAME: report.py on $tmp/NAME.log as make check runs it; its
+# output in $tmp/NAME.out, its exit status returned.
+verdict() {
+	cp "$tmp/$1.log" "$tmp/check.log"
+	python3 "$ROOT/scripts/report.py" --kunit-py "$KUNIT_PY" --quiet --require-ktap \
+		--require-kmemleak --manifest "$tmp/expected.txt" --host "$tmp/host.txt" \
+		--log "$tmp/check.log" >"$tmp/$1.out" 2>&1
+}
+
+bad=0
+# plant NAME WANT [VAR=VALUE...]: the log with the plant must fail and the
+# verdict must say WANT (a fixed string).
+plant() {
+	local name=$1 want=$2
+	shift 2
+	log "$name" "$@"
+	if verdict "$name"; then
+		echo "    FAIL plant '$name': the verdict stayed green" >&2
+		cat "$tmp/$name.out" >&2
+		bad=1
+	elif ! grep -qF -- "$want" "$tmp/$name.out"; then
+		echo "    FAIL plant '$name': red, but without \"$want\":" >&2
+		cat "$tmp/$name.out" >&2
+		bad=1
+	else
+		echo "    ok   plant '$name': red, \"$want\""
+	fi
+}
+
+log clean
+if verdict clean && grep -qx '12 passed, 0 failed, 1 skipped' "$tmp/clean.out" &&
+   grep -qx 'harness and smoke checks: 6 passed, 0 failed' "$tmp/clean.out"; then
+	echo "    ok   the clean log with its manifest is green, each result counted once"
+else
+	echo "    FAIL the clean log with its manifest is not green as counted:" >&2
+	cat "$tmp/clean.out" >&2
+	bad=1
+fi
+plant boot_case_fails "FAILED: boot: rust_dma_resv.fences_wait (check.log)" BOOT="not ok"
+plant job_stopped_halfway \
+	"FAILED: guest_steps: guest_steps.rmmod_exporter: missing (the manifest expects pass) (check.log)" \
+	STEPS=2
+plant gate_skipped_by_misspelt_parameter \
+	"FAILED: importer: umem_dmabuf_rs_bench.umem_bench_gate (check.log): skipped (bench_gate_rounds or bench_gate_op_rounds is 0), the manifest expects it to pass" \
+	GATE="ok 1 umem_bench_gate # SKIP bench_gate_rounds or bench_gate_op_rounds is 0" \
+	DMESG="[    2.0] umem_dmabuf_rs: unknown parameter 'bench_gate_round' ignored"
+plant gate_skipped_by_misspelt_parameter_log "unknown parameter 'bench_gate_round' ignored" \
+	DMESG="[    2.0] umem_dmabuf_rs: unknown parameter 'bench_gate_round' ignored"
+plant lockdep_off_mid_run "FAILED: lockdep (debug_locks) still on at the end (check.log)" \
+	SAN="@@UMEM-SANITIZERS lockdep=0 kmemleak=1 dma_api=1@@"
+plant lockdep_off_message "turning off the locking correctness validator" \
+	DMESG="[    3.0] turning off the locking correctness validator."
+plant kmemleak_off "FAILED: kmemleak still on at the end (check.log)" \
+	SAN="@@UMEM-SANITIZERS lockdep=1 kmemleak=0 dma_api=1@@"
+plant dma_api_off_message "DMA-API: debugging out of memory - disabling" \
+	DMESG="[    3.0] DMA-API: debugging out of memory - disabling"
+plant sanitizers_line_missing "FAILED: DMA-API debugging still on at the end: missing" SAN=""
+plant rdma_core_new_skip \
+	"FAILED: rdma_core_c: rdma_core_c.test_odp_reg_mr (check.log): skipped for 'Device does not support ODP now', the manifest says 'Device does not support ODP'" \
+	SKIP="ok 2 test_odp_reg_mr # SKIP Device does not support ODP now"
+plant rdma_core_skip_passes "the manifest expects a skip (Device does not support ODP), it passed" \
+	SKIP="ok 2 test_odp_reg_mr"
+plant known_failure_passes "a known failure (rxe loses track of the CQ after a resize) now passes" \
+	KNOWN=ok
+plant case_vanished \
+	"FAILED: rdma_core_c: rdma_core_c.test_odp_reg_mr: missing (the manifest expects skip) (check.log)" \
+	SKIP="# (case 2 gone)"
+plant result_outside_ktap "test results outside every KTAP document" EXTRA="    not ok 7 stray_case"
+plant exit_nonzero "FAILED: guest job exited 0 (check.log)" EXIT="@@UMEM-GUEST-EXIT rc=2@@"
+plant exit_line_missing "the guest job printed no exit line" EXIT=""
+# A result the manifest does not name, and a boot it has no section for.
+log unlisted
+sed -i 's/^    ok 1 test_dmabuf_reg_mr$/    ok 1 test_dmabuf_reg_mr_new/' "$tmp/unlisted.log"
+if verdict unlisted || ! grep -qF "test_dmabuf_reg_mr_new (check.log): not in the manifest" \
+	"$tmp/unlisted.out"; then
+	echo "    FAIL plant 'unlisted result': not red, or not named" >&2
+	cat "$tmp/unlisted.out" >&2
+	bad=1
+else
+	echo "    ok   plant 'unlisted result': red, named"
+fi
+log clean
+cp "$tmp/clean.log" "$tmp/other.log"
+if python3 "$ROOT/scripts/report.py" --kunit-py "$KUNIT_PY" --quiet \
+	--manifest "$tmp/expected.txt" --log "$tmp/check.log" --log "$tmp/other.log" \
+	>"$tmp/section.out" 2>&1 || ! grep -qF "the manifest has a section for other.log" \
+	"$tmp/section.out"; then
+	echo "    FAIL plant 'boot without a section': not red, or not named" >&2
+	cat "$tmp/section.out" >&2
+	bad=1
+else
+	echo "    ok   plant 'boot without a section': red, named"
+fi
+# The suite of a whole module gone (its KTAP block deleted).
+log clean
+sed '/@@UMEM-KTAP-BEGIN importer@@/,/@@UMEM-KTAP-END@@/d' "$tmp/clean.log" >"$tmp/nosuite.log"
+if verdict nosuite || ! grep -qF \
+	"importer: umem_dmabuf_rs_bench.umem_bench_gate: missing (the manifest expects pass)" \
+	"$tmp/nosuite.out"; then
+	echo "    FAIL plant 'suite missing': not red, or not named" >&2
+	cat "$tmp/nosuite.out" >&2
+	bad=1
+else
+	echo "    ok   plant 'suite missing': red, named"
+fi
+exit $bad
