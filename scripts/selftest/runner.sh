@@ -257,7 +257,7 @@ progress() {	# progress RC: runs the churning command, which exits RC
 	(set -euo pipefail
 	 trap 'echo "returned $?"' EXIT
 	 mkdir -p "$tmp/churn$1"
-	 PROGRESS_INTERVAL=0.02 PROGRESS_COUNT_FILE=/dev/null run_with_progress churn \
+	 UMEM_PHASES= PROGRESS_INTERVAL=0.02 PROGRESS_COUNT_FILE=/dev/null run_with_progress churn \
 		"$tmp/churn$1.log" "$tmp/churn$1" bash -c "$churn" "$tmp/churn$1" "$1") 2>/dev/null
 }
 ran0=$(progress 0)
