@@ -42,18 +42,20 @@ fn num_pages(length: usize) -> u64 {
 pub(crate) struct RustImporter;
 
 /// Attach ops of pinned umems: the exporter must not move a pinned buffer.
-/// Since 7.1 they have no callback (a move does not reach the importer).
+/// Since 7.1 they have no callback (a move does not reach the importer):
+/// `invalidate_mappings` is not implemented.
 struct PinnedOps;
 
+#[vtable]
 impl Importer for PinnedOps {
     type Priv = UmemDmabuf;
     const ALLOW_PEER2PEER: bool = true;
-    const INVALIDATES: bool = false;
 }
 
 /// Attach ops of pinned revocable umems: a move revokes the umem.
 struct RevocableOps;
 
+#[vtable]
 impl Importer for RevocableOps {
     type Priv = UmemDmabuf;
     const ALLOW_PEER2PEER: bool = true;
@@ -90,9 +92,8 @@ fn revoke_locked(umem: &UmemLocked<'_>) {
     }
     umem.call_revoke_callback();
     unmap(umem);
-    if umem.pinned() {
-        umem.attachment().unpin();
-        umem.set_pinned(false);
+    if let Some(pin) = umem.take_pin() {
+        umem.attachment().unpin(pin);
     }
     umem.set_revoked();
 }
@@ -102,8 +103,13 @@ fn pin_and_map(umem: &UmemDmabuf, keep_locked: bool) -> Result {
     let guard = umem.lock()?;
     {
         let umem = guard.view();
-        umem.attachment().pin()?;
-        umem.set_pinned(true);
+        let pin = umem.attachment().pin()?;
+        if let Err(pin) = umem.keep_pin(pin) {
+            // A new umem holds no pin yet; keep the exporter's count balanced
+            // all the same.
+            umem.attachment().unpin(pin);
+            return Err(EINVAL);
+        }
         RustImporter::map_pages(&umem)?;
     }
     if keep_locked {

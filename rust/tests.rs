@@ -27,6 +27,7 @@ const SIZE: usize = 8 * PAGE_SIZE;
 /// (the case moves nothing).
 struct CaseOps;
 
+#[vtable]
 impl Importer for CaseOps {
     type Priv = UmemDmabuf;
     const ALLOW_PEER2PEER: bool = true;
@@ -37,6 +38,7 @@ impl Importer for CaseOps {
 /// A second importer of the same buffer, with no state.
 struct Sibling;
 
+#[vtable]
 impl Importer for Sibling {
     type Priv = ();
     const ALLOW_PEER2PEER: bool = true;

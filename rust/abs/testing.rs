@@ -11,7 +11,7 @@
 use super::device::{DmaDevice, IbDevice};
 use super::umem::UmemLocked;
 use core::marker::PhantomData;
-use core::ptr::{self, NonNull};
+use core::ptr::NonNull;
 use kernel::bindings;
 use kernel::dma_buf::{Attachment, DmaBuf, Mapping, MappingParts};
 use kernel::ffi::c_void;
@@ -116,41 +116,27 @@ pub(crate) fn ib_device(case: &Test) -> Result<&IbDevice> {
 
 /// Maps `other`, another attachment of the buffer `umem` is attached to,
 /// under the lock `umem` holds, trims it to the umem's range as the importer
-/// does, and offers it to [`UmemLocked::install_mapping`]. The safe API
-/// cannot make this mapping: a [`kernel::dma_buf::LockedAttachment`] of
-/// `other` would need the lock a second time.
+/// does, and offers it to [`UmemLocked::install_mapping`], which must refuse
+/// a mapping that is not of the umem's own attachment.
 ///
 /// `Ok(true)`: refused, as it must be. `Ok(false)`: installed; it is taken
 /// back out. Either way it is then unmapped through `other`, leaving `umem`
 /// unmapped. `EINVAL` if `other` belongs to another buffer; `EBUSY` if
 /// `umem` holds a mapping already.
 pub(crate) fn install_foreign<'a>(umem: &UmemLocked<'a>, other: &'a Attachment) -> Result<bool> {
-    if !ptr::eq(other.dmabuf(), umem.attachment().attachment().dmabuf()) {
-        return Err(EINVAL);
-    }
+    let other = umem.attachment().sibling(other).ok_or(EINVAL)?;
     if umem.is_mapped() {
         return Err(EBUSY);
     }
-    // SAFETY: the lock of `other`'s buffer, `umem`'s, is held for `'a`
-    // (invariant of `UmemLocked`), so for the call.
-    let parts = unsafe { other.with_assumed_lock(|l| l.map().map(Mapping::into_raw_parts)) }?;
-    // SAFETY: the parts of a mapping of `other`, given up just now.
-    let mut mapping = unsafe { Mapping::from_raw_parts(other, parts) };
+    let mut mapping = other.map()?;
     let start = umem.umem().address();
     mapping.set_window(start, start.wrapping_add(umem.umem().length()));
-    let (parts, refused) = match umem.install_mapping(mapping) {
-        Err(refused) => (refused.into_raw_parts(), true),
+    let (mapping, refused) = match umem.install_mapping(mapping) {
+        Err(refused) => (refused, true),
         // Taken back as the umem's, but made for `other`, window included.
-        Ok(()) => match umem.take_mapping() {
-            Some(mapping) => (mapping.into_raw_parts(), false),
-            None => return Err(EINVAL),
-        },
+        Ok(()) => (umem.take_mapping().ok_or(EINVAL)?, false),
     };
-    // SAFETY: either way, the parts of the mapping of `other` made above,
-    // given up once.
-    let mapping = unsafe { Mapping::from_raw_parts(other, parts) };
-    // SAFETY: the lock is held for `'a`, as above.
-    unsafe { other.with_assumed_lock(|l| l.unmap(mapping)) };
+    other.unmap(mapping);
     Ok(refused)
 }
 
@@ -172,15 +158,11 @@ pub(crate) fn unmap_foreign<'a>(
     name: &str,
     between: impl FnOnce(),
 ) -> Result {
-    if !ptr::eq(other.dmabuf(), umem.attachment().attachment().dmabuf()) {
-        return Err(EINVAL);
-    }
+    let other = umem.attachment().sibling(other).ok_or(EINVAL)?;
     if umem.is_mapped() {
         return Err(EBUSY);
     }
-    // SAFETY: the lock of `other`'s buffer, `umem`'s, is held for `'a`
-    // (invariant of `UmemLocked`), so for the call.
-    let parts = unsafe { other.with_assumed_lock(|l| l.map().map(Mapping::into_raw_parts)) }?;
+    let parts = other.map()?.into_raw_parts();
     let sgt = parts.sgt;
     // SAFETY: the parts of the mapping of `other` made just now, given up once.
     let mapping = unsafe { Mapping::from_raw_parts(other, parts) };
@@ -195,8 +177,7 @@ pub(crate) fn unmap_foreign<'a>(
     // SAFETY: the parts of the mapping of `other` made above, which had no
     // window and which the refused unmap gave up without undoing.
     let mapping = unsafe { Mapping::from_raw_parts(other, parts) };
-    // SAFETY: the lock is held for `'a`, as above.
-    unsafe { other.with_assumed_lock(|l| l.unmap(mapping)) };
+    other.unmap(mapping);
     Ok(())
 }
 

@@ -55,6 +55,8 @@ pub(crate) type UmemMapping<'a> = Mapping<'a>;
 /// - `sgt` is null, or it and `first_sg`, `first_sg_offset`, `last_sg`,
 ///   `last_sg_trim` and `umem.sgt_append.sgt.nents` are the parts of one
 ///   [`Mapping`] of `attach` with its window, owned by the umem.
+/// - `pinned` is set exactly while the umem owns one pin of `attach`, given
+///   up by a [`kernel::dma_buf::Pinned`] token (`UmemLocked::keep_pin`).
 /// - After creation, all fields but the fixed ones change only with the
 ///   reservation lock of the attachment's buffer held.
 #[repr(transparent)]
@@ -320,9 +322,8 @@ impl OwnedUmem {
         if let Some(mapping) = umem.take_mapping() {
             umem.attachment().unmap(mapping);
         }
-        if umem.pinned() {
-            umem.attachment().unpin();
-            umem.set_pinned(false);
+        if let Some(pin) = umem.take_pin() {
+            umem.attachment().unpin(pin);
         }
     }
 

@@ -32,6 +32,7 @@ struct Probe {
 
 struct ProbeImporter;
 
+#[vtable]
 impl Importer for ProbeImporter {
     type Priv = Probe;
     const ALLOW_PEER2PEER: bool = false;
@@ -39,6 +40,16 @@ impl Importer for ProbeImporter {
     fn invalidate_mappings(probe: &Probe, attach: LockedAttachment<'_>) {
         probe_notified(probe, attach);
     }
+}
+
+/// An importer without `invalidate_mappings`: it pins before it maps, and
+/// the core knows it cannot be asked to stop.
+struct PinningImporter;
+
+#[vtable]
+impl Importer for PinningImporter {
+    type Priv = Probe;
+    const ALLOW_PEER2PEER: bool = false;
 }
 
 fn probe_notified(probe: &Probe, attach: LockedAttachment<'_>) {
@@ -233,9 +244,12 @@ fn migrate_refusals(t: &Test) {
     let Some(imp) = import(t, dev, &buf) else {
         return;
     };
-    kunit_expect!(t, imp.attachment().lock().view().pin().is_ok());
+    let pin = imp.attachment().lock().view().pin();
+    kunit_expect!(t, pin.is_ok());
     kunit_expect_eq!(t, exporter::migrate(&buf, 0, false), Err(EBUSY));
-    imp.attachment().lock().view().unpin();
+    if let Ok(pin) = pin {
+        imp.attachment().lock().view().unpin(pin);
+    }
     kunit_expect_eq!(
         t,
         exporter::migrate(&buf, MAX_DELAY_MS + 1, false),
@@ -270,6 +284,51 @@ fn two_attachments_same_pages(t: &Test) {
         kunit_expect_eq!(t, (s.attachments, s.mappings), (2, 2));
         unmap(&a);
         unmap(&b);
+    }
+}
+
+/// A slot gives its mapping back only to the attachment it was made for:
+/// another attachment of the same buffer can neither take it over nor
+/// unmap it.
+fn slot_keeps_its_attachment(t: &Test) {
+    let Some(dev) = device(t) else { return };
+    let Some(buf) = setup(t, 4 * P, &[1, 2, 1], true) else {
+        return;
+    };
+    let (Some(a), Some(b)) = (import(t, dev, &buf), import(t, dev, &buf)) else {
+        return;
+    };
+    kunit_expect!(t, map(&a).is_ok());
+    {
+        let guard = b.attachment().lock();
+        kunit_expect_eq!(
+            t,
+            a.data().mapping.map_entries(guard.view()).err(),
+            Some(EBUSY)
+        );
+        kunit_expect!(t, !a.data().mapping.unmap(guard.view()));
+    }
+    kunit_expect!(t, !a.data().mapping.is_empty());
+    kunit_expect_eq!(t, exporter::stats(&buf).map(|s| s.mappings), Ok(1));
+    unmap(&a);
+    kunit_expect!(t, a.data().mapping.is_empty());
+    kunit_expect_eq!(t, exporter::stats(&buf).map(|s| s.mappings), Ok(0));
+}
+
+/// Whether an importer implements `invalidate_mappings` is what its
+/// attachments tell the dma-buf core (`dma_buf_attach_revocable`).
+fn importer_vtable(t: &Test) {
+    let Some(dev) = device(t) else { return };
+    let Some(buf) = setup(t, 4 * P, &[], true) else {
+        return;
+    };
+    let Some(revocable) = import(t, dev, &buf) else {
+        return;
+    };
+    kunit_expect!(t, revocable.attachment().revocable());
+    match OwnedImport::<PinningImporter>::new(buf.clone(), dev, probe()) {
+        Ok(pinning) => kunit_expect!(t, !pinning.attachment().revocable()),
+        Err(e) => t.fail(format_args!("attach failed: {e:?}")),
     }
 }
 
@@ -411,6 +470,16 @@ mod suite {
     #[test]
     fn refcounts() {
         Test::with_current(super::refcounts);
+    }
+
+    #[test]
+    fn slot_keeps_its_attachment() {
+        Test::with_current(super::slot_keeps_its_attachment);
+    }
+
+    #[test]
+    fn importer_vtable() {
+        Test::with_current(super::importer_vtable);
     }
 
     #[test]

@@ -1,8 +1,7 @@
 // An exporter type names its callback table, by which its buffers are
 // recognised: an impl without OPS does not compile (the twin names the
-// table dma_buf_exporter_ops! makes, and builds). That OPS is a static is
-// a convention of that macro, not yet enforced: a promoted constant
-// compiles too.
+// table dma_buf_exporter_ops! makes, and builds). That the table is a
+// static is exporter_ops_is_static's case.
 // expect: E0046 missing: `OPS`
 use kernel::dma::DataDirection;
 use kernel::dma_buf::export::{BufLocked, ExportedTable, Exporter, ExporterOps};

@@ -3,9 +3,11 @@
 // expect: ok
 use kernel::device::Device;
 use kernel::dma_buf::{DmaBuf, DynAttachment, Importer, ImporterOps};
+use kernel::prelude::*;
 use kernel::sync::aref::ARef;
 
 struct Probe;
+#[vtable]
 impl Importer for Probe {
     type Priv = u32;
     const ALLOW_PEER2PEER: bool = false;

@@ -6,7 +6,7 @@ use super::{RevokeCallback, UmemDmabuf, UmemMapping};
 use core::ptr::{self, NonNull};
 use kernel::bindings;
 use kernel::dma_buf::dma_resv::ResvLocked;
-use kernel::dma_buf::{AttachmentGuard, LockedAttachment, Mapping, MappingParts};
+use kernel::dma_buf::{AttachmentGuard, LockedAttachment, Mapping, MappingParts, Pinned};
 use kernel::prelude::*;
 use kernel::scatterlist::WindowParts;
 
@@ -142,18 +142,44 @@ impl<'a> UmemLocked<'a> {
         unsafe { (*self.raw()).set_revoked(1) };
     }
 
+    /// Keeps `pin`, a pin of the umem's attachment, in the C field
+    /// `pinned` until [`UmemLocked::take_pin`].
+    ///
+    /// Refused (the pin is given back) if the umem holds a pin already or
+    /// `pin` is of another attachment: the field records one pin of its own.
+    #[inline]
+    pub(crate) fn keep_pin(&self, pin: Pinned) -> Result<(), Pinned> {
+        if self.holds_pin() || !pin.is_of(self.attach.attachment()) {
+            return Err(pin);
+        }
+        pin.into_raw();
+        // SAFETY: the lock is held, which serialises the field; setting it
+        // hands the pin given up above to the umem (type invariant of
+        // `UmemDmabuf`).
+        unsafe { (*self.raw()).set_pinned(1) };
+        Ok(())
+    }
+
     /// Whether the umem holds a pin on its attachment.
     #[inline]
-    pub(crate) fn pinned(&self) -> bool {
+    fn holds_pin(&self) -> bool {
         // SAFETY: the lock is held, which serialises the field.
         unsafe { (*self.raw()).pinned() != 0 }
     }
 
-    /// Records whether the umem holds a pin.
+    /// Takes back the pin [`UmemLocked::keep_pin`] kept, if any.
     #[inline]
-    pub(crate) fn set_pinned(&self, pinned: bool) {
-        // SAFETY: the lock is held, which serialises the field.
-        unsafe { (*self.raw()).set_pinned(u8::from(pinned)) };
+    pub(crate) fn take_pin(&self) -> Option<Pinned> {
+        if !self.holds_pin() {
+            return None;
+        }
+        // SAFETY: the lock is held, which serialises the field. The set flag
+        // is one pin of the umem's attachment given up by `keep_pin` (type
+        // invariant of `UmemDmabuf`); clearing it takes that pin back, once.
+        unsafe {
+            (*self.raw()).set_pinned(0);
+            Some(Pinned::from_raw(self.attach.attachment()))
+        }
     }
 
     /// Whether a mapping is installed (`sgt` set).
@@ -184,7 +210,7 @@ impl<'a> UmemLocked<'a> {
         let Some(p) = parts.window else {
             // SAFETY: the parts of a mapping of `attach` given up just above,
             // unchanged.
-            return Err(unsafe { Mapping::from_raw_parts(attach, parts) });
+            return Err(unsafe { Mapping::from_raw_parts(self.attach, parts) });
         };
         let raw = self.raw();
         // SAFETY: the lock is held, which serialises these fields; storing the
@@ -233,7 +259,7 @@ impl<'a> UmemLocked<'a> {
             (*raw).last_sg = ptr::null_mut();
             (*raw).last_sg_trim = 0;
             // The umem's own attachment, which the mapping was made for.
-            let mapping = Mapping::from_raw_parts(self.attach.attachment(), parts);
+            let mapping = Mapping::from_raw_parts(self.attach, parts);
             Some(mapping)
         }
     }

@@ -5,13 +5,15 @@
 //! importer's private data, and a device of the case's own.
 //!
 //! Since 7.x a [`Mapping`] borrows its attachment and cannot be stored in
-//! the attachment's private data; the slot keeps its raw parts, which only
-//! the functions here turn back into a mapping, of the same attachment.
+//! the attachment's private data; the slot keeps its raw parts with the
+//! attachment they are of, and turns them back into a mapping only for that
+//! attachment.
 
+use core::ptr;
 use kernel::bindings;
 use kernel::device::Device;
 use kernel::dma_buf::MappingParts;
-use kernel::dma_buf::{LockedAttachment, Mapping};
+use kernel::dma_buf::{Attachment, LockedAttachment, Mapping};
 use kernel::kunit::Test;
 use kernel::prelude::*;
 use kernel::sync::aref::ARef;
@@ -21,13 +23,19 @@ use kernel::sync::{new_mutex, Mutex};
 ///
 /// # Invariants
 ///
-/// A stored value is a mapping of the attachment whose private data holds
-/// this slot (each importer attachment has its own).
+/// A stored value is the parts of a mapping of the attachment stored with
+/// them, given up by `into_raw_parts`.
 #[pin_data]
 pub(crate) struct MappingSlot {
     #[pin]
-    parts: Mutex<Option<MappingParts>>,
+    parts: Mutex<Option<(*const Attachment, MappingParts)>>,
 }
+
+// SAFETY: the attachment's address is only compared, never dereferenced;
+// the parts may be taken back on any thread (`MappingParts` is `Send`).
+unsafe impl Send for MappingSlot {}
+// SAFETY: the stored value is behind the mutex.
+unsafe impl Sync for MappingSlot {}
 
 impl MappingSlot {
     /// An empty slot.
@@ -43,33 +51,44 @@ impl MappingSlot {
     }
 
     /// Maps `attach` unless a mapping is kept already, then returns the
-    /// `(address, length)` of each DMA entry of the kept mapping.
-    ///
-    /// `attach` must be the attachment whose private data holds this slot.
+    /// `(address, length)` of each DMA entry of the kept mapping. `EBUSY` if
+    /// the kept mapping is of another attachment.
     pub(crate) fn map_entries(&self, attach: LockedAttachment<'_>) -> Result<KVec<(u64, u32)>> {
         let mut slot = self.parts.lock();
         let mapping = match slot.take() {
-            // SAFETY: a mapping of this slot's attachment (type invariant),
-            // which `attach` is (the caller's contract), taken back once.
-            Some(parts) => unsafe { Mapping::from_raw_parts(attach.attachment(), parts) },
+            Some((owner, parts)) if ptr::eq(owner, attach.attachment()) => {
+                // SAFETY: the parts of a mapping of `attach` (type invariant),
+                // taken back once.
+                unsafe { Mapping::from_raw_parts(attach, parts) }
+            }
+            Some(kept) => {
+                *slot = Some(kept);
+                return Err(EBUSY);
+            }
             None => attach.map()?,
         };
         let mut v = KVec::new();
         let r = entries(&mapping, &mut v);
-        // INVARIANT: a mapping of this slot's attachment.
-        {
-            *slot = Some(mapping.into_raw_parts());
-        }
+        // INVARIANT: the parts of a mapping of `attach`, stored with it.
+        *slot = Some((ptr::from_ref(attach.attachment()), mapping.into_raw_parts()));
         r.map(|()| v)
     }
 
-    /// Unmaps the kept mapping, if any, through `attach` (this slot's
-    /// attachment, locked).
-    pub(crate) fn unmap(&self, attach: LockedAttachment<'_>) {
-        if let Some(parts) = self.parts.lock().take() {
-            // SAFETY: as in `map_entries`.
-            let mapping = unsafe { Mapping::from_raw_parts(attach.attachment(), parts) };
-            attach.unmap(mapping);
+    /// Unmaps the kept mapping, if any and if it is of `attach`, through
+    /// `attach`; returns whether it did.
+    pub(crate) fn unmap(&self, attach: LockedAttachment<'_>) -> bool {
+        let mut slot = self.parts.lock();
+        match slot.take() {
+            Some((owner, parts)) if ptr::eq(owner, attach.attachment()) => {
+                // SAFETY: as in `map_entries`.
+                let mapping = unsafe { Mapping::from_raw_parts(attach, parts) };
+                attach.unmap(mapping);
+                true
+            }
+            kept => {
+                *slot = kept;
+                false
+            }
         }
     }
 }
