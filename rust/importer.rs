@@ -119,13 +119,13 @@ fn pin_and_map(umem: &UmemDmabuf, keep_locked: bool) -> Result {
 }
 
 /// `ib_umem_dmabuf_get_pinned_and_lock()`.
-fn get_pinned_and_lock(
-    device: &IbDevice,
-    dma_device: Option<DmaDevice<'_>>,
+fn get_pinned_and_lock<'d>(
+    device: &'d IbDevice,
+    dma_device: Option<DmaDevice<'d>>,
     req: UmemRequest,
     ops: UmemAttachOps,
     keep_locked: bool,
-) -> Result<OwnedUmem> {
+) -> Result<OwnedUmem<'d>> {
     let umem = RustImporter::get(device, dma_device, req, Some(ops))?;
     match pin_and_map(umem.get(), keep_locked) {
         Ok(()) => Ok(umem),
@@ -147,12 +147,12 @@ impl UmemImpl for RustImporter {
     // of their own, one more call and return per registration, which the
     // one-entry gate measured at about 3 % (Documentation/performance.rst).
     #[inline(always)]
-    fn get(
-        device: &IbDevice,
-        dma_device: Option<DmaDevice<'_>>,
+    fn get<'d>(
+        device: &'d IbDevice,
+        dma_device: Option<DmaDevice<'d>>,
         req: UmemRequest,
         ops: Option<UmemAttachOps>,
-    ) -> Result<OwnedUmem> {
+    ) -> Result<OwnedUmem<'d>> {
         let UmemRequest {
             offset,
             size,
@@ -176,16 +176,16 @@ impl UmemImpl for RustImporter {
     }
 
     #[inline]
-    fn get_pinned(
-        device: &IbDevice,
-        dma_device: Option<DmaDevice<'_>>,
+    fn get_pinned<'d>(
+        device: &'d IbDevice,
+        dma_device: Option<DmaDevice<'d>>,
         req: UmemRequest,
-    ) -> Result<OwnedUmem> {
+    ) -> Result<OwnedUmem<'d>> {
         let ops = UmemAttachOps::of::<PinnedOps>();
         get_pinned_and_lock(device, dma_device, req, ops, false)
     }
 
-    fn get_pinned_revocable_and_lock(device: &IbDevice, req: UmemRequest) -> Result<OwnedUmem> {
+    fn get_pinned_revocable_and_lock(device: &IbDevice, req: UmemRequest) -> Result<OwnedUmem<'_>> {
         let ops = UmemAttachOps::of::<RevocableOps>();
         get_pinned_and_lock(device, device.dma_device(), req, ops, true)
     }
@@ -228,7 +228,7 @@ impl UmemImpl for RustImporter {
     }
 
     #[inline]
-    fn release(umem: OwnedUmem) {
+    fn release(umem: OwnedUmem<'_>) {
         // Revokes, then detaches from the buffer, puts it and frees the umem.
         umem.release_with(revoke_locked);
     }

@@ -10,6 +10,7 @@ use crate::abs::device::{DmaDevice, IbDevice};
 use crate::abs::testing::{device_refs, ib_device, install_foreign, unmap_foreign, MockBuffer};
 use crate::abs::umem::{OwnedUmem, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked};
 use crate::importer::RustImporter;
+use kernel::device::{Bound, Device};
 use kernel::dma_buf::export::OwnedImport;
 use kernel::dma_buf::{Attachment, Importer, LockedAttachment};
 use kernel::kunit::Test;
@@ -48,9 +49,9 @@ impl Importer for Sibling {
 
 /// The case's buffer (`LENS`), RDMA device and its DMA device; `None` once
 /// the case has failed for want of one.
-fn setup(t: &Test) -> Option<(MockBuffer<'_>, &IbDevice, DmaDevice<'_>)> {
-    let (buf, ibdev) = match (MockBuffer::new(t, &LENS), ib_device(t)) {
-        (Ok(buf), Ok(ibdev)) => (buf, ibdev),
+fn setup(t: &Test) -> Option<(MockBuffer<'_>, &IbDevice, DmaDevice<'_>, &Device<Bound>)> {
+    let (buf, (ibdev, bound)) = match (MockBuffer::new(t, &LENS), ib_device(t)) {
+        (Ok(buf), Ok(devs)) => (buf, devs),
         _ => {
             t.fail(format_args!("no buffer or device for the case"));
             return None;
@@ -60,7 +61,7 @@ fn setup(t: &Test) -> Option<(MockBuffer<'_>, &IbDevice, DmaDevice<'_>)> {
         t.fail(format_args!("the case's ib_device has no DMA device"));
         return None;
     };
-    Some((buf, ibdev, dev))
+    Some((buf, ibdev, dev, bound))
 }
 
 /// Runs `f` with a umem over the case's buffer, locked, a second attachment
@@ -69,7 +70,7 @@ fn with_sibling(
     t: &Test,
     f: impl for<'a> FnOnce(&UmemLocked<'a>, &'a Attachment, &MockBuffer<'_>),
 ) {
-    let Some((buf, ibdev, dev)) = setup(t) else {
+    let Some((buf, ibdev, dev, bound)) = setup(t) else {
         return;
     };
     let ops = Some(UmemAttachOps::of::<CaseOps>());
@@ -77,7 +78,11 @@ fn with_sibling(
         Ok(umem) => umem,
         Err(e) => return t.fail(format_args!("umem: {e:?}")),
     };
-    let other = match OwnedImport::<Sibling>::new(buf.dmabuf(), dev.device(), Ok(())) {
+    let owned = match OwnedImport::<Sibling>::new(buf.dmabuf(), bound, Ok(())) {
+        Ok(owned) => owned,
+        Err(e) => return t.fail(format_args!("second attachment: {e:?}")),
+    };
+    let other = match owned.access(bound) {
         Ok(other) => other,
         Err(e) => return t.fail(format_args!("second attachment: {e:?}")),
     };
@@ -141,7 +146,7 @@ fn install_refuses_windowless(t: &Test) {
 /// keeps the DMA device live, as for the C importer's attachments), the safe
 /// owner of an attachment takes one for as long as it lives.
 fn device_references(t: &Test) {
-    let Some((buf, ibdev, dev)) = setup(t) else {
+    let Some((buf, ibdev, dev, bound)) = setup(t) else {
         return;
     };
     let before = device_refs(dev);
@@ -153,7 +158,7 @@ fn device_references(t: &Test) {
         }
         Err(e) => return t.fail(format_args!("umem: {e:?}")),
     }
-    match OwnedImport::<Sibling>::new(buf.dmabuf(), dev.device(), Ok(())) {
+    match OwnedImport::<Sibling>::new(buf.dmabuf(), bound, Ok(())) {
         Ok(other) => {
             kunit_expect_eq!(t, device_refs(dev), before + 1);
             kunit_expect!(t, core::ptr::eq(other.device(), dev.device()));

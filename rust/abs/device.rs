@@ -15,13 +15,14 @@ use kernel::types::Opaque;
 /// `dma_device`, or the one a driver names for a registration), borrowed.
 ///
 /// The attachment of a umem takes no reference on its device, as the C
-/// importer's takes none (`kernel::dma_buf::DynAttachment`): this type
-/// carries ib_core's promise that makes that sound.
+/// importer's takes none (`kernel::dma_buf::DynAttachment`): the umem's
+/// owner borrows the device for `'a` (`OwnedUmem<'a>`), and handing the
+/// umem to C past `'a` is the one step that relies on ib_core's lifecycle
+/// (`OwnedUmem::into_raw`).
 ///
 /// # Invariants
 ///
-/// The device is live for `'a`, and also until every umem attached for it
-/// is released: ib_core releases a device's umems before the device goes.
+/// The device is live for `'a`.
 #[derive(Clone, Copy)]
 pub(crate) struct DmaDevice<'a>(&'a Device);
 
@@ -31,8 +32,7 @@ impl<'a> DmaDevice<'a> {
     ///
     /// # Safety
     ///
-    /// `ptr` is null or a live device that stays live for `'a`, and until
-    /// every umem attached for it is released.
+    /// `ptr` is null or a live device that stays live for `'a`.
     #[inline]
     pub(crate) unsafe fn from_raw(ptr: *mut bindings::device) -> Option<Self> {
         if ptr.is_null() {
@@ -80,10 +80,11 @@ impl IbDevice {
     }
 
     /// The device that does DMA for this RDMA device, if it has one (software
-    /// devices such as rxe have none).
+    /// devices such as rxe have none), for as long as this one is borrowed.
     pub(crate) fn dma_device(&self) -> Option<DmaDevice<'_>> {
-        // SAFETY: the ib_device is live (type invariant) and holds its DMA device
-        // for its whole life, which lasts until its umems are released.
+        // SAFETY: the ib_device is live while borrowed (type invariant) and keeps
+        // its DMA device (its parent, or a device its driver holds) for its
+        // whole life.
         unsafe { DmaDevice::from_raw((*self.as_raw()).dma_device) }
     }
 }

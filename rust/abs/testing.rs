@@ -13,6 +13,7 @@ use super::umem::UmemLocked;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::bindings;
+use kernel::device::{Bound, Device};
 use kernel::dma_buf::{Attachment, DmaBuf, Mapping, MappingParts};
 use kernel::ffi::c_void;
 use kernel::kunit::Test;
@@ -102,16 +103,27 @@ impl Drop for MockBuffer<'_> {
     }
 }
 
-/// An RDMA device for the running case, never registered, whose DMA device
-/// is a KUnit device with 64-bit DMA; both are freed when the case ends.
-pub(crate) fn ib_device(case: &Test) -> Result<&IbDevice> {
+/// An RDMA device for the running case, never registered, and its DMA
+/// device, a KUnit device with 64-bit DMA, bound to a KUnit driver; both
+/// are freed when the case ends.
+pub(crate) fn ib_device(case: &Test) -> Result<(&IbDevice, &Device<Bound>)> {
     // SAFETY: `current` is the running case.
     let ibdev = unsafe { umem_test_ibdev(current(case)) }.cast::<bindings::ib_device>();
     if ibdev.is_null() {
         return Err(ENOMEM);
     }
-    // SAFETY: live until the case ends, which outlives the borrow of `case`.
-    Ok(unsafe { IbDevice::from_raw(ibdev) })
+    // SAFETY: `umem_test_ibdev()` sets a KUnit device registered for the case,
+    // which nothing else has seen yet.
+    let dev = unsafe { (*ibdev).dma_device };
+    // SAFETY: as above: if not null, a live device that nothing else uses yet.
+    if dev.is_null() || unsafe { (*dev).driver }.is_null() {
+        return Err(ENODEV);
+    }
+    // SAFETY: live until the case ends, which outlives the borrow of `case`;
+    // the DMA device stays bound until then (KUnit unregisters it when the
+    // case ends; the KUnit bus matches every driver, and
+    // `kunit_device_register()` registers one first).
+    Ok(unsafe { (IbDevice::from_raw(ibdev), Device::<Bound>::from_raw(dev)) })
 }
 
 /// Maps `other`, another attachment of the buffer `umem` is attached to,

@@ -16,9 +16,11 @@
 //! hook, its trampolines and the registration.
 
 use super::device::{DmaDevice, IbDevice};
+use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::bindings;
+use kernel::device::Device;
 use kernel::dma_buf::dma_resv::DmaResv;
 use kernel::dma_buf::{
     AttachOps, Attachment, DmaBuf, DynAttachment, Importer, ImporterOps, LockedAttachment, Mapping,
@@ -214,23 +216,30 @@ impl UmemDmabuf {
 
 /// Ownership of a [`UmemDmabuf`]; dropping it detaches and frees the umem.
 ///
+/// The umem's attachment holds no reference on its DMA device (as C's), so
+/// the owner cannot outlive the devices it was made for, `'d`: only
+/// [`OwnedUmem::into_raw`], whose caller answers for ib_core's lifecycle
+/// (a device's umems are released before the device goes), hands a umem
+/// on past them.
+///
 /// # Invariants
 ///
-/// `ptr` is a umem allocated by [`OwnedUmem::new`] and owned by this value.
-pub(crate) struct OwnedUmem(NonNull<UmemDmabuf>);
+/// `ptr` is a umem allocated by [`OwnedUmem::new`] and owned by this value;
+/// its RDMA device and the DMA device of its attachment are live for `'d`.
+pub(crate) struct OwnedUmem<'d>(NonNull<UmemDmabuf>, PhantomData<&'d Device>);
 
-impl OwnedUmem {
+impl<'d> OwnedUmem<'d> {
     /// Allocates a umem for `[offset, offset + size)` of `dmabuf` and attaches
     /// `dev` to the buffer dynamically with `ops`, `importer_priv` being the
     /// umem (as `ib_umem_dmabuf_get()` does).
     #[inline]
     pub(crate) fn new(
-        ib_device: &IbDevice,
+        ib_device: &'d IbDevice,
         offset: usize,
         size: usize,
         writable: bool,
         dmabuf: ARef<DmaBuf>,
-        dev: DmaDevice<'_>,
+        dev: DmaDevice<'d>,
         ops: Option<UmemAttachOps>,
     ) -> Result<Self> {
         // Since 7.1 a umem may be attached without callbacks.
@@ -252,11 +261,13 @@ impl OwnedUmem {
             (*u).umem.set_writable(u32::from(writable));
             (*u).umem.set_is_dmabuf(1);
         }
-        // INVARIANT: allocated above; `attach` is still null, which `drop` handles.
-        let owned = Self(raw.cast::<UmemDmabuf>());
+        // INVARIANT: allocated above; `attach` is still null, which `drop`
+        // handles. Both devices are borrowed for `'d`.
+        let owned = Self(raw.cast::<UmemDmabuf>(), PhantomData);
         // SAFETY: `importer_priv` is the umem, which outlives the attachment: it is
         // detached in `drop` before the memory is freed. The device outlives it
-        // too: until the umem is released (invariant of `DmaDevice`). The
+        // too: it is live for `'d`, which the owner cannot outlive, and
+        // `into_raw`'s caller answers for it past `'d`. The
         // callbacks of `ops` expect the umem as `importer_priv` (invariant of
         // `UmemAttachOps`).
         let attach = match unsafe { DynAttachment::new(dmabuf, dev.device(), ops, owned.get()) } {
@@ -282,8 +293,14 @@ impl OwnedUmem {
     }
 
     /// Hands the umem to C (ib_core, a driver).
+    ///
+    /// # Safety
+    ///
+    /// The umem's RDMA device and DMA device stay live until it is released
+    /// ([`OwnedUmem::from_raw`] and drop): ib_core's contract with the
+    /// importer, which releases a device's umems before the device goes.
     #[inline]
-    pub(crate) fn into_raw(self) -> *mut bindings::ib_umem_dmabuf {
+    pub(crate) unsafe fn into_raw(self) -> *mut bindings::ib_umem_dmabuf {
         let me = core::mem::ManuallyDrop::new(self);
         me.0.as_ptr().cast()
     }
@@ -292,14 +309,17 @@ impl OwnedUmem {
     ///
     /// # Safety
     ///
-    /// `ptr` came from `into_raw`, and C gives up every use of it.
+    /// `ptr` came from `into_raw`, C gives up every use of it, and its
+    /// devices are live for `'d` (as `into_raw`'s caller promised).
     pub(crate) unsafe fn from_raw(ptr: *mut bindings::ib_umem_dmabuf) -> Self {
         // SAFETY: non-null as it came from `into_raw`.
-        Self(unsafe { NonNull::new_unchecked(ptr.cast::<UmemDmabuf>()) })
+        let ptr = unsafe { NonNull::new_unchecked(ptr.cast::<UmemDmabuf>()) };
+        // INVARIANT: owned from here on; the devices from the caller's contract.
+        Self(ptr, PhantomData)
     }
 }
 
-impl OwnedUmem {
+impl OwnedUmem<'_> {
     /// Releases the umem: runs `last` (the importer's revoke) with the
     /// buffer's reservation lock held, undoes in the same hold whatever is
     /// still mapped or pinned, then detaches and frees. One lock and unlock,
@@ -352,7 +372,7 @@ impl OwnedUmem {
     }
 }
 
-impl Drop for OwnedUmem {
+impl Drop for OwnedUmem<'_> {
     fn drop(&mut self) {
         // Release revokes first (`release_with`); a umem dropped on an error
         // path of creation may still hold a mapping or a pin: undo it rather

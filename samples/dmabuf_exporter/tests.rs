@@ -10,8 +10,8 @@ use crate::abs::probe::{case_device, CaseDevice, MappingSlot, Stamp};
 use crate::abs::workqueue::msleep;
 use crate::exporter::{self, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
 use core::sync::atomic::{AtomicU32, Ordering};
-use kernel::device::Device;
-use kernel::dma_buf::export::{flush_delayed_releases, OwnedImport};
+use kernel::device::{Bound, Device};
+use kernel::dma_buf::export::{flush_delayed_releases, Import, OwnedImport};
 use kernel::dma_buf::{DmaBuf, Importer, LockedAttachment};
 use kernel::kunit::Test;
 use kernel::page::PAGE_SIZE;
@@ -67,7 +67,7 @@ fn probe() -> impl PinInit<Probe, Error> {
 
 /// Maps (under the lock, after waiting for kernel fences, as an importer
 /// must) and returns the DMA entries.
-fn map(import: &OwnedImport<ProbeImporter>) -> Result<KVec<(u64, u32)>> {
+fn map(import: &Import<ProbeImporter>) -> Result<KVec<(u64, u32)>> {
     let guard = import.attachment().lock();
     let locked = guard.view();
     let v = import.data().mapping.map_entries(locked)?;
@@ -75,7 +75,7 @@ fn map(import: &OwnedImport<ProbeImporter>) -> Result<KVec<(u64, u32)>> {
     Ok(v)
 }
 
-fn unmap(import: &OwnedImport<ProbeImporter>) {
+fn unmap(import: &Import<ProbeImporter>) {
     let guard = import.attachment().lock();
     import.data().mapping.unmap(guard.view());
 }
@@ -102,7 +102,7 @@ fn setup(t: &Test, size: usize, chunks: &[u32], dynamic: bool) -> Option<ARef<Dm
 }
 
 /// The importing device of a case (one per case: KUnit names a driver after it).
-fn device(t: &Test) -> Option<&Device> {
+fn device(t: &Test) -> Option<&Device<Bound>> {
     match case_device(t, kernel::c_str!("dmabuf_exporter_rs_test")) {
         Ok(dev) => Some(dev),
         Err(e) => {
@@ -112,11 +112,30 @@ fn device(t: &Test) -> Option<&Device> {
     }
 }
 
-fn import(t: &Test, dev: &Device, dmabuf: &ARef<DmaBuf>) -> Option<OwnedImport<ProbeImporter>> {
+fn import(
+    t: &Test,
+    dev: &Device<Bound>,
+    dmabuf: &ARef<DmaBuf>,
+) -> Option<OwnedImport<ProbeImporter>> {
     match OwnedImport::new(dmabuf.clone(), dev, probe()) {
         Ok(i) => Some(i),
         Err(e) => {
             t.fail(format_args!("attach failed: {e:?}"));
+            None
+        }
+    }
+}
+
+/// The import of `owned` while `dev`, its device, is bound.
+fn access<'a>(
+    t: &Test,
+    owned: &'a OwnedImport<ProbeImporter>,
+    dev: &'a Device<Bound>,
+) -> Option<&'a Import<ProbeImporter>> {
+    match owned.access(dev) {
+        Ok(i) => Some(i),
+        Err(e) => {
+            t.fail(format_args!("import not accessible: {e:?}"));
             None
         }
     }
@@ -140,10 +159,13 @@ fn create_layouts(t: &Test) {
             };
             // The exporter's #[vtable]: pin/unpin only on dynamic buffers.
             kunit_expect_eq!(t, buf.is_dynamic(), dynamic);
-            let Some(imp) = import(t, dev, &buf) else {
+            let Some(owned) = import(t, dev, &buf) else {
                 return;
             };
-            let Ok(entries) = map(&imp) else {
+            let Some(imp) = access(t, &owned, dev) else {
+                return;
+            };
+            let Ok(entries) = map(imp) else {
                 return t.fail(format_args!("map failed"));
             };
             kunit_expect_eq!(t, entries.len(), nents);
@@ -168,8 +190,8 @@ fn create_layouts(t: &Test) {
                 kunit_expect!(t, addr % P as u64 == 0);
                 kunit_expect_eq!(t, len as usize, w);
             }
-            unmap(&imp);
-            drop(imp);
+            unmap(imp);
+            drop(owned);
             kunit_expect_eq!(
                 t,
                 exporter::stats(&buf).map(|s| (s.attachments, s.mappings)),
@@ -203,12 +225,15 @@ fn migrate_remaps(t: &Test) {
     let Some(buf) = setup(t, size, &[1, 4, 1, 8, 2], true) else {
         return;
     };
-    let Some(imp) = import(t, dev, &buf) else {
+    let Some(owned) = import(t, dev, &buf) else {
+        return;
+    };
+    let Some(imp) = access(t, &owned, dev) else {
         return;
     };
     let Ok(data) = pattern(size, 7) else { return };
     kunit_expect!(t, exporter::write(&buf, 0, &data).is_ok());
-    let Ok(before) = map(&imp) else {
+    let Ok(before) = map(imp) else {
         return t.fail(format_args!("map failed"));
     };
     // The previous round's pages: a migration allocates the new pages while
@@ -219,7 +244,7 @@ fn migrate_remaps(t: &Test) {
         kunit_expect!(t, exporter::migrate(&buf, 10, false).is_ok());
         kunit_expect_eq!(t, imp.data().notified.load(Ordering::Relaxed), round);
         kunit_expect!(t, imp.data().mapping.is_empty());
-        let Ok(after) = map(&imp) else {
+        let Ok(after) = map(imp) else {
             return t.fail(format_args!("re-map failed"));
         };
         kunit_expect_eq!(t, after.len(), before.len());
@@ -233,7 +258,7 @@ fn migrate_remaps(t: &Test) {
     }
     let s = exporter::stats(&buf).unwrap_or_default();
     kunit_expect_eq!(t, (s.migrations, s.move_notifies, s.maps), (3, 3, 4));
-    unmap(&imp);
+    unmap(imp);
 }
 
 fn migrate_refusals(t: &Test) {
@@ -241,7 +266,10 @@ fn migrate_refusals(t: &Test) {
     let Some(buf) = setup(t, 4 * P, &[], true) else {
         return;
     };
-    let Some(imp) = import(t, dev, &buf) else {
+    let Some(owned) = import(t, dev, &buf) else {
+        return;
+    };
+    let Some(imp) = access(t, &owned, dev) else {
         return;
     };
     let pin = imp.attachment().lock().view().pin();
@@ -271,10 +299,13 @@ fn two_attachments_same_pages(t: &Test) {
         let Some(buf) = setup(t, 8 * P, &[2, 1, 4, 1], dynamic) else {
             return;
         };
-        let (Some(a), Some(b)) = (import(t, dev, &buf), import(t, dev, &buf)) else {
+        let (Some(oa), Some(ob)) = (import(t, dev, &buf), import(t, dev, &buf)) else {
             return;
         };
-        let (ea, eb) = (map(&a), map(&b));
+        let (Some(a), Some(b)) = (access(t, &oa, dev), access(t, &ob, dev)) else {
+            return;
+        };
+        let (ea, eb) = (map(a), map(b));
         kunit_expect!(t, ea.is_ok() && eb.is_ok());
         if let (Ok(ea), Ok(eb)) = (ea, eb) {
             kunit_expect_eq!(t, ea.len(), 4);
@@ -282,8 +313,8 @@ fn two_attachments_same_pages(t: &Test) {
         }
         let s = exporter::stats(&buf).unwrap_or_default();
         kunit_expect_eq!(t, (s.attachments, s.mappings), (2, 2));
-        unmap(&a);
-        unmap(&b);
+        unmap(a);
+        unmap(b);
     }
 }
 
@@ -295,10 +326,13 @@ fn slot_keeps_its_attachment(t: &Test) {
     let Some(buf) = setup(t, 4 * P, &[1, 2, 1], true) else {
         return;
     };
-    let (Some(a), Some(b)) = (import(t, dev, &buf), import(t, dev, &buf)) else {
+    let (Some(oa), Some(ob)) = (import(t, dev, &buf), import(t, dev, &buf)) else {
         return;
     };
-    kunit_expect!(t, map(&a).is_ok());
+    let (Some(a), Some(b)) = (access(t, &oa, dev), access(t, &ob, dev)) else {
+        return;
+    };
+    kunit_expect!(t, map(a).is_ok());
     {
         let guard = b.attachment().lock();
         kunit_expect_eq!(
@@ -310,7 +344,7 @@ fn slot_keeps_its_attachment(t: &Test) {
     }
     kunit_expect!(t, !a.data().mapping.is_empty());
     kunit_expect_eq!(t, exporter::stats(&buf).map(|s| s.mappings), Ok(1));
-    unmap(&a);
+    unmap(a);
     kunit_expect!(t, a.data().mapping.is_empty());
     kunit_expect_eq!(t, exporter::stats(&buf).map(|s| s.mappings), Ok(0));
 }
@@ -322,12 +356,19 @@ fn importer_vtable(t: &Test) {
     let Some(buf) = setup(t, 4 * P, &[], true) else {
         return;
     };
-    let Some(revocable) = import(t, dev, &buf) else {
+    let Some(owned) = import(t, dev, &buf) else {
+        return;
+    };
+    let Some(revocable) = access(t, &owned, dev) else {
         return;
     };
     kunit_expect!(t, revocable.attachment().revocable());
     match OwnedImport::<PinningImporter>::new(buf.clone(), dev, probe()) {
-        Ok(pinning) => kunit_expect!(t, !pinning.attachment().revocable()),
+        Ok(pinning) => kunit_expect_eq!(
+            t,
+            pinning.access(dev).map(|i| i.attachment().revocable()),
+            Ok(false)
+        ),
         Err(e) => t.fail(format_args!("attach failed: {e:?}")),
     }
 }
@@ -366,14 +407,17 @@ fn refcounts(t: &Test) {
         let Some(buf) = setup(t, 8 * P, &[2, 2, 4], true) else {
             return;
         };
-        let Some(imp) = import(t, dev, &buf) else {
+        let Some(owned) = import(t, dev, &buf) else {
             return;
         };
-        let _ = map(&imp);
+        let Some(imp) = access(t, &owned, dev) else {
+            return;
+        };
+        let _ = map(imp);
         kunit_expect!(t, exporter::migrate(&buf, 0, false).is_ok());
-        let _ = map(&imp);
-        unmap(&imp);
-        drop(imp);
+        let _ = map(imp);
+        unmap(imp);
+        drop(owned);
         kunit_expect_eq!(
             t,
             exporter::stats(&buf),
@@ -401,13 +445,15 @@ fn refcounts(t: &Test) {
     kunit_expect_eq!(t, exporter::live_buffers(), base);
 }
 
-/// An attachment keeps its device: with KUnit's hold on the importing
-/// device gone (the device unregistered, this case's reference dropped) the
-/// attachment still maps, unmaps and detaches on a live device. The
-/// exporter's map takes the attachment's device (a reference for its table,
-/// `dma_map_sgtable()` on it): without the attachment's own reference the
-/// device would be freed at the unregister and KASAN would report the map.
-fn attachment_keeps_its_device(t: &Test) {
+/// An import lasts while its device is bound: unbinding the device (here:
+/// unregistering it) detaches the attachment, so nothing maps for a device
+/// whose driver is gone. Mapping needs a proof that the device is bound
+/// (`OwnedImport::access`), which the case can no longer make once it gave
+/// its device up; the import reports itself revoked, the exporter has no
+/// attachment left although the import is still held, and a proof for
+/// another bound device is refused.
+fn import_revoked_on_unbind(t: &Test) {
+    let Some(other) = device(t) else { return };
     let dev = match CaseDevice::new(kernel::c_str!("dmabuf_exporter_rs_gone")) {
         Ok(dev) => dev,
         Err(e) => {
@@ -418,18 +464,24 @@ fn attachment_keeps_its_device(t: &Test) {
     let Some(buf) = setup(t, 4 * P, &[1, 2, 1], true) else {
         return;
     };
-    let Some(imp) = import(t, dev.device(), &buf) else {
+    let Some(owned) = import(t, dev.device(), &buf) else {
         return;
     };
+    if let Some(imp) = access(t, &owned, dev.device()) {
+        kunit_expect!(t, map(imp).is_ok());
+        unmap(imp);
+    }
+    kunit_expect!(t, !owned.is_revoked());
+    kunit_expect_eq!(t, exporter::stats(&buf).map(|s| s.attachments), Ok(1));
     dev.unregister();
-    kunit_expect!(t, map(&imp).is_ok());
-    unmap(&imp);
-    drop(imp);
+    kunit_expect!(t, owned.is_revoked());
+    kunit_expect_eq!(t, owned.access(other).err(), Some(EINVAL));
     kunit_expect_eq!(
         t,
         exporter::stats(&buf).map(|s| (s.attachments, s.mappings, s.maps)),
         Ok((0, 0, 1))
     );
+    drop(owned);
 }
 
 /// The cases, each run on the KUnit case of its own name.
@@ -483,7 +535,7 @@ mod suite {
     }
 
     #[test]
-    fn attachment_keeps_its_device() {
-        Test::with_current(super::attachment_keeps_its_device);
+    fn import_revoked_on_unbind() {
+        Test::with_current(super::import_revoked_on_unbind);
     }
 }

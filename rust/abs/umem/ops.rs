@@ -20,21 +20,21 @@ pub(crate) trait UmemImpl {
     #[inline]
     fn entered(_entry: Entry) {}
     /// `ib_umem_dmabuf_get_with_dma_device()`.
-    fn get(
-        device: &IbDevice,
-        dma_device: Option<DmaDevice<'_>>,
+    fn get<'d>(
+        device: &'d IbDevice,
+        dma_device: Option<DmaDevice<'d>>,
         req: UmemRequest,
         ops: Option<UmemAttachOps>,
-    ) -> Result<OwnedUmem>;
+    ) -> Result<OwnedUmem<'d>>;
     /// `ib_umem_dmabuf_get_pinned_with_dma_device()`.
-    fn get_pinned(
-        device: &IbDevice,
-        dma_device: Option<DmaDevice<'_>>,
+    fn get_pinned<'d>(
+        device: &'d IbDevice,
+        dma_device: Option<DmaDevice<'d>>,
         req: UmemRequest,
-    ) -> Result<OwnedUmem>;
+    ) -> Result<OwnedUmem<'d>>;
     /// `ib_umem_dmabuf_get_pinned_revocable_and_lock()`: on success, returns
     /// with the reservation lock held (see [`ResvGuard::leak`]).
-    fn get_pinned_revocable_and_lock(device: &IbDevice, req: UmemRequest) -> Result<OwnedUmem>;
+    fn get_pinned_revocable_and_lock(device: &IbDevice, req: UmemRequest) -> Result<OwnedUmem<'_>>;
     /// `ib_umem_dmabuf_set_revoke_locked()`.
     fn set_revoke_locked(umem: &UmemLocked<'_>, cb: RevokeCallback);
     /// `ib_umem_dmabuf_map_pages()`.
@@ -44,13 +44,19 @@ pub(crate) trait UmemImpl {
     /// `ib_umem_dmabuf_revoke()`.
     fn revoke(umem: &UmemDmabuf);
     /// `ib_umem_dmabuf_release()`.
-    fn release(umem: OwnedUmem);
+    fn release(umem: OwnedUmem<'_>);
 }
 
 /// Converts a creation result for C.
-fn umem_result(r: Result<OwnedUmem>) -> *mut bindings::ib_umem_dmabuf {
+///
+/// # Safety
+///
+/// As [`OwnedUmem::into_raw`]: the umem's devices stay live until it is
+/// released (ib_core's contract with the importer).
+unsafe fn umem_result(r: Result<OwnedUmem<'_>>) -> *mut bindings::ib_umem_dmabuf {
     match r {
-        Ok(umem) => umem.into_raw(),
+        // SAFETY: the caller's contract.
+        Ok(umem) => unsafe { umem.into_raw() },
         Err(e) => e.to_ptr(),
     }
 }
@@ -87,7 +93,8 @@ impl<T: UmemImpl> Trampolines<T> {
         // SAFETY: the driver's ops expect the umem as `importer_priv`.
         let ops = ops.map(|ops| unsafe { UmemAttachOps::foreign(ops) });
         let req = UmemRequest::new(offset, size, fd, access);
-        umem_result(T::get(device, dma_device, req, ops))
+        // SAFETY: ib_core releases the umem before either device goes.
+        unsafe { umem_result(T::get(device, dma_device, req, ops)) }
     }
 
     /// # Safety
@@ -107,7 +114,8 @@ impl<T: UmemImpl> Trampolines<T> {
         let (device, dma_device) =
             unsafe { (IbDevice::from_raw(device), DmaDevice::from_raw(dma_device)) };
         let req = UmemRequest::new(offset, size, fd, access);
-        umem_result(T::get_pinned(device, dma_device, req))
+        // SAFETY: as in `get`.
+        unsafe { umem_result(T::get_pinned(device, dma_device, req)) }
     }
 
     /// # Safety
@@ -124,7 +132,8 @@ impl<T: UmemImpl> Trampolines<T> {
         // SAFETY: see the function's contract.
         let device = unsafe { IbDevice::from_raw(device) };
         let req = UmemRequest::new(offset, size, fd, access);
-        umem_result(T::get_pinned_revocable_and_lock(device, req))
+        // SAFETY: as in `get`; the DMA device is `device`'s own.
+        unsafe { umem_result(T::get_pinned_revocable_and_lock(device, req)) }
     }
 
     /// # Safety
@@ -216,7 +225,8 @@ impl<T: UmemImpl> Trampolines<T> {
     /// `umem` was created by `T`; the caller gives it up.
     unsafe extern "C" fn release(umem: *mut bindings::ib_umem_dmabuf) {
         T::entered(Entry::Release);
-        // SAFETY: see the function's contract.
+        // SAFETY: see the function's contract; the umem's devices are live until
+        // it is released (ib_core's contract), here.
         T::release(unsafe { OwnedUmem::from_raw(umem) })
     }
 

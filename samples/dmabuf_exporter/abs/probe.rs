@@ -11,7 +11,7 @@
 
 use core::ptr;
 use kernel::bindings;
-use kernel::device::Device;
+use kernel::device::{Bound, Device};
 use kernel::dma_buf::MappingParts;
 use kernel::dma_buf::{Attachment, LockedAttachment, Mapping};
 use kernel::kunit::Test;
@@ -102,7 +102,7 @@ fn entries(mapping: &Mapping<'_>, v: &mut KVec<(u64, u32)>) -> Result {
 
 /// A device of the running case that can address 64 bits of DMA (KUnit
 /// releases it when the case ends).
-pub(crate) fn case_device<'a>(t: &'a Test, name: &'static CStr) -> Result<&'a Device> {
+pub(crate) fn case_device<'a>(t: &'a Test, name: &'static CStr) -> Result<&'a Device<Bound>> {
     let dev = t.dma_device(name, kernel::dma::DmaMask::new::<64>())?;
     Ok(dev)
 }
@@ -129,9 +129,10 @@ impl Stamp {
 ///
 /// # Invariants
 ///
-/// `raw` was registered for the case `test` by `kunit_device_register()`
-/// and is not unregistered yet; `dev` is a reference to it; `test` is the
-/// case running on this thread (the raw pointers keep the value on it).
+/// `raw` was registered for the case `test` by `kunit_device_register()`,
+/// is bound to a KUnit driver, and is not unregistered yet; `dev` is a
+/// reference to it; `test` is the case running on this thread (the raw
+/// pointers keep the value on it).
 pub(crate) struct CaseDevice {
     test: *mut bindings::kunit,
     raw: *mut bindings::device,
@@ -150,7 +151,8 @@ impl CaseDevice {
         let raw = kernel::error::from_err_ptr(unsafe {
             bindings::kunit_device_register(test, name.as_char_ptr())
         })?;
-        if raw.is_null() {
+        // SAFETY: if not null, a live device that nothing else uses yet.
+        if raw.is_null() || unsafe { (*raw).driver }.is_null() {
             return Err(ENODEV);
         }
         // SAFETY: `raw` was just created for this case and nothing else has
@@ -162,13 +164,17 @@ impl CaseDevice {
         })?;
         // SAFETY: a live device (KUnit holds it until it is unregistered).
         let dev = unsafe { Device::get_device(raw) };
-        // INVARIANT: just registered for `test`, the running case.
+        // INVARIANT: just registered for `test`, the running case, and bound
+        // (the KUnit bus matches every driver; `kunit_device_register()`
+        // registers one first).
         Ok(Self { test, raw, dev })
     }
 
     /// The device.
-    pub(crate) fn device(&self) -> &Device {
-        &self.dev
+    pub(crate) fn device(&self) -> &Device<Bound> {
+        // SAFETY: bound until `unregister`, which consumes `self`, so not while
+        // `self` is borrowed (type invariant).
+        unsafe { self.dev.as_bound() }
     }
 
     /// Unregisters the device now (`kunit_device_unregister()`) and drops
