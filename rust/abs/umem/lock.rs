@@ -68,9 +68,15 @@ impl UmemGuard<'_> {
         }
     }
 
-    /// Keeps the lock held after the guard is gone (see [`ResvGuard::leak`]).
+    /// Keeps the lock held after the guard is gone, for the entry points that
+    /// return to C with it held (see [`ResvGuard::leak`]).
     pub(crate) fn leak(self) {
-        self.guard.leak();
+        // SAFETY: the reservation object is the buffer's, which the umem keeps
+        // (through its attachment) until it is released, and the callers of the
+        // entry points that return locked (`get_pinned_revocable_and_lock`,
+        // `revoke_lock`) unlock it (`revoke_unlock`, or the driver) before they
+        // release the umem: ib_core's contract.
+        unsafe { self.guard.leak() };
     }
 }
 
