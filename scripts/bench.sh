@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make bench`: the importer's in-kernel costs, C built-in ops against the
 # Rust ones, on the kernel without the test kernel's debugging options (the
-# fast kernel, as for make demo). One boot; the results go to build/bench/
+# fast kernel, as for make demo), in one boot, then the concurrent
+# registration storm again in a boot of the test kernel; the results go to build/bench/
 # (results.json, results.md, *.png). See Documentation/performance.rst.
 #   BENCH_ROUNDS (7), BENCH_ITERS (64), BENCH_MAX_ENTRIES (262144) override
 #   the module parameters of the in-kernel run; BENCH_UVERBS_ROUNDS (7) and
 #   BENCH_UVERBS_ITERS (64) the uverbs run; BENCH_DP (ROUNDS,MS: 3,300) the
 #   data-path run and BENCH_MIG (2,2000) the migration run (blocks of MS
-#   milliseconds). BENCH_PROFILE=1 runs the in-kernel part under perf record
+#   milliseconds); BENCH_STORM (3,10,4) the concurrent registration storm
+#   (ROUNDS,SECS per block,WORKERS). BENCH_PROFILE=1 runs the in-kernel part under perf record
 #   (cpu-clock sampling, all CPUs) and prints the hottest kernel symbols
 #   (build/logs/bench-serial.log, between @@UMEM-PERF@@ markers).
 set -euo pipefail
@@ -36,18 +38,35 @@ UMEM_TIMEOUT=${UMEM_TIMEOUT:-5400} "$ROOT/scripts/qemu.sh" bench "$log" quiet \
 	kunit.filter_glob='umem_dmabuf_rs_bench*' \
 	"umem.modargs=bench_rounds=$rounds,bench_iters=$iters,bench_max_entries=$max,bench_gate_rounds=${BENCH_GATE_ROUNDS:-15}" \
 	"umem.bench_uverbs=${BENCH_UVERBS_ROUNDS:-7},${BENCH_UVERBS_ITERS:-64}" \
-	"umem.bench_dp=${BENCH_DP:-3,300}" "umem.bench_mig=${BENCH_MIG:-2,2000}" $profile
+	"umem.bench_dp=${BENCH_DP:-3,300}" "umem.bench_mig=${BENCH_MIG:-2,2000}" \
+	"umem.bench_storm=${BENCH_STORM:-3,10,4}" $profile
 python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
 	--require-ktap --log "$log" --quiet >"$LOGDIR/bench-report.txt" || {
 	cat "$LOGDIR/bench-report.txt"
 	die "the benchmark boot failed (serial log: $log)"
+}
+# The storm once more on the test kernel (KASAN, lockdep, kmemleak, DMA-API
+# debugging: what developers and CI run; make check gates its ratio), in a
+# boot of its own that runs nothing else.
+slog=$LOGDIR/bench-storm-test-serial.log
+UMEM_KERNEL=test "$ROOT/scripts/kernel.sh"
+UMEM_KERNEL=test "$ROOT/scripts/module.sh"
+say "benchmark: the concurrent registration storm on the test kernel"
+UMEM_KERNEL=test UMEM_TIMEOUT=${UMEM_TIMEOUT:-5400} "$ROOT/scripts/qemu.sh" bench "$slog" quiet \
+	kunit.filter_glob='umem_dmabuf_rs_bench*' \
+	"umem.modargs=bench_rounds=0,bench_gate_rounds=0" "umem.bench_uverbs=0,1" \
+	"umem.bench_dp=0,1" "umem.bench_mig=0,1" "umem.bench_storm=${BENCH_STORM:-3,10,4}"
+python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
+	--require-ktap --log "$slog" --quiet >"$LOGDIR/bench-storm-test-report.txt" || {
+	cat "$LOGDIR/bench-storm-test-report.txt"
+	die "the test kernel's storm boot failed (serial log: $slog)"
 }
 # Debian's python3, which has python3-matplotlib (scripts/setup.sh), even
 # when another python3 comes first in PATH.
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$ROOT" diff --quiet HEAD -- rust samples scripts patches kernel 2>/dev/null || commit="$commit+"
 /usr/bin/python3 "$ROOT/scripts/bench_report.py" --rst "$out/tables.rst" "$commit" \
-	"$log" "$out" "$(kernel_pkg_version)"
+	--storm-test "$slog" "$log" "$out" "$(kernel_pkg_version)"
 # Documentation/performance.rst shows these tables: they are replaced there,
 # between its markers, by each run (review and commit the change).
 doc=$ROOT/Documentation/performance.rst

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """bench_report.py LOG OUTDIR [KERNEL]: turns the BENCH and DPBENCH lines of
-a benchmark boot (kunit/bench_test.c, rxe_dmabuf_fuzz regbench,
-rxe_dmabuf_bench) into OUTDIR/results.json, results.md and plots
+a benchmark boot (kunit/bench_test.c, rxe_dmabuf_fuzz regbench and
+stormbench, rxe_dmabuf_bench) into OUTDIR/results.json, results.md and plots
 (ns_per_entry.png, ratio.png, datapath.png, migrate.png).
 
 Each (benchmark, table size) has blocks timed in rounds of C, Rust, Rust, C.
@@ -25,6 +25,9 @@ per-round Rust/C ratios; the report shows their median.
 
 With --rst FILE COMMIT it also writes the tables as reStructuredText for
 Documentation/performance.rst (scripts/bench.sh splices them in).
+
+bench_report.py --storm-gate LOG LIMIT: make check's storm gate (see
+storm_gate()).
 
 bench_report.py --boots LOG...: the in-kernel benchmarks of several boots
 (make bench, or make kunit with KUNIT_FILTER=umem_dmabuf_rs_bench.umem_bench),
@@ -293,7 +296,29 @@ def ci(r):
     return f"{r['ratio']:.3f} [{r['ratio_ci95'][0]:.3f}, {r['ratio_ci95'][1]:.3f}]"
 
 
-def rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel, commit):
+def storm_cells(r):
+    return [r["kernel"], str(r["entries"]), str(r["rounds"]), f"{r['c_ns'] / 1e6:.3f}",
+            f"{r['rust_ns'] / 1e6:.3f}", ci(r)]
+
+
+STORM_HEADER = ["kernel", "workers", "rounds", "C ms/reg", "Rust ms/reg", "Rust/C [95% CI]"]
+STORM_TEXT = ("Concurrent registration storm (``rxe_dmabuf_fuzz stormbench``: workers "
+              "register and deregister dynamic MRs while the shared buffers migrate and "
+              "RDMA WRITEs run; wall time per registration and deregistration of all "
+              "workers together; the test kernel has KASAN, lockdep, kmemleak and DMA-API "
+              "debugging, and its ratio is make check's storm gate, limit 1.111):")
+
+
+def markdown_storm(rows):
+    if not rows:
+        return ""
+    out = ["", STORM_TEXT.replace("``", "`"), "", "| " + " | ".join(STORM_HEADER) + " |",
+           "|---|---:|---:|---:|---:|---:|"]
+    out += ["| " + " | ".join(storm_cells(r)) + " |" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel, commit, storm=()):
     """Documentation/performance.rst's tables."""
     out = [f"Measured at commit ``{commit}`` on the fast kernel ({kernel}), QEMU TCG, "
            "by ``make bench`` (defaults); Rust/C is the median of the per-round ratios "
@@ -315,6 +340,10 @@ def rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel, commit):
             [[r["bench"], str(r["entries"]), f"{r['c_ns']:.0f}", f"{r['rust_ns']:.0f}",
               f"{r['c_ns_per_entry']:.1f}", f"{r['rust_ns_per_entry']:.1f}", ci(r)]
              for r in rows])
+        out.append("")
+    if storm:
+        out += [STORM_TEXT, ""]
+        out += rst_table(STORM_HEADER, [storm_cells(r) for r in storm])
         out.append("")
     if dp_rows:
         out += ["rxe data path, against the ordinary MR (bandwidth, or latency for "
@@ -459,9 +488,30 @@ def boots(logs):
     return 0
 
 
+def storm_gate(log, limit):
+    """--storm-gate LOG LIMIT: make check's gate on the concurrent
+    registration storm of the test kernel's main boot (guest/check.sh,
+    blocks storm_gate_*): the median over the rounds of Rust/C wall time
+    per registration (each round: C, Rust, Rust, C blocks) must not exceed
+    LIMIT. Prints the verdict line, with the limit; fails without rounds."""
+    rows = [r for r in summarize(parse(log, r"storm_gate_\w+\+\w+"))
+            if r["bench"] == "storm_reg_dereg"]
+    if not rows:
+        print(f"storm_reg_dereg: no interleaved C and Rust rounds in {log}", file=sys.stderr)
+        return 1
+    r = rows[0]
+    ok = r["ratio"] <= limit
+    print(f"storm_reg_dereg: Rust/C time per registration, {r['entries']} workers: median "
+          f"{r['ratio']:.3f} of {r['rounds']} rounds [{r['ratio_ci95'][0]:.3f}, "
+          f"{r['ratio_ci95'][1]:.3f}] (limit {limit:.3f}){'' if ok else ': TOO SLOW'}")
+    return 0 if ok else 1
+
+
 def main():
     if len(sys.argv) > 2 and sys.argv[1] == "--boots":
         return boots(sys.argv[2:])
+    if len(sys.argv) == 4 and sys.argv[1] == "--storm-gate":
+        return storm_gate(sys.argv[2], float(sys.argv[3]))
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
@@ -471,30 +521,43 @@ def main():
         i = args.index("--rst")
         rst_out, commit = Path(args[i + 1]), args[i + 2]
         del args[i:i + 3]
+    storm_test = None
+    if "--storm-test" in args:
+        i = args.index("--storm-test")
+        storm_test = args[i + 1]
+        del args[i:i + 2]
     log, outdir = args[0], Path(args[1])
     kernel = args[2] if len(args) > 2 else "?"
     outdir.mkdir(parents=True, exist_ok=True)
     rows = summarize(parse(log))
+    # The storm: its own table, on this boot's kernel and, with
+    # --storm-test, on the test kernel too.
+    storm = [dict(r, kernel="fast") for r in rows if r["bench"] == "storm_reg_dereg"]
+    rows = [r for r in rows if r["bench"] != "storm_reg_dereg"]
+    if storm_test:
+        storm += [dict(r, kernel="test") for r in summarize(parse(storm_test))
+                  if r["bench"] == "storm_reg_dereg"]
     dp_data = parse_dp(log)
     dp_rows = summarize_dp(dp_data)
     imp_rows = summarize_dp_importers(dp_data)
     dev_rows = summarize_devmem(dp_data)
     gate = parse_gate(log)
     gate_op = parse_gate(log, op=True)
-    if not rows and not dp_rows:
+    if not rows and not dp_rows and not storm:
         print(f"no BENCH or DPBENCH lines in {log}", file=sys.stderr)
         return 1
     (outdir / "results.json").write_text(json.dumps(
         {"kernel": kernel, "results": rows, "datapath": dp_rows,
          "datapath_importers": imp_rows, "datapath_devmem": dev_rows,
          "gate": [{"c_ns": c, "rust_ns": r, "ratio": x} for c, r, x in gate],
-         "gate_op": [{"c_ns": c, "rust_ns": r, "ratio": x} for c, r, x in gate_op]},
+         "gate_op": [{"c_ns": c, "rust_ns": r, "ratio": x} for c, r, x in gate_op],
+         "storm": storm},
         indent=1) + "\n")
     if rst_out:
         rst_out.write_text(rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel,
-                               commit))
+                               commit, storm))
     md = (markdown(rows, kernel) + markdown_dp(dp_rows) + markdown_dp_importers(imp_rows) +
-          markdown_devmem(dev_rows))
+          markdown_devmem(dev_rows) + markdown_storm(storm))
     (outdir / "results.md").write_text(md)
     if rows:
         plots(rows, outdir)

@@ -8,6 +8,10 @@
 #    (the Rust module loaded for the middle two). umem.bench_uverbs=ROUNDS,
 #    ITERS on the command line (ITERS: registrations per block up to 16
 #    pages, fewer above, at least 2).
+# 2b. A concurrent registration storm through uverbs (rxe_dmabuf_fuzz
+#    stormbench): WORKERS processes register and deregister while the
+#    shared buffers migrate and RDMA WRITEs run, SECS per block, in rounds of
+#    C, Rust, Rust, C blocks; umem.bench_storm=ROUNDS,SECS,WORKERS.
 # 3. The data path on rxe (rxe_dmabuf_bench datapath): WRITE/READ bandwidth
 #    and 8-byte WRITE latency into an ordinary, a dynamic dma-buf and a
 #    pinned dma-buf MR, on each importer; umem.bench_dp=ROUNDS,MS.
@@ -78,6 +82,27 @@ while [ "$r" -lt "$rounds" ]; do
 	block rust "$r"
 	step "rmmod_rust_round_$r" rmmod umem_dmabuf_rs
 	block c "$r"
+	r=$((r + 1))
+done
+
+storm=3,10,4
+v=$(cmdline_value umem.bench_storm) && storm=$v
+s_rounds=${storm%%,*}
+s_secs=${storm#*,}
+s_workers=${s_secs#*,}
+s_secs=${s_secs%%,*}
+r=0
+while [ "$r" -lt "$s_rounds" ]; do
+	step "stormbench_c_$r" ktap_run bench_uverbs rxe_dmabuf_fuzz rxe0 "$GIDX" \
+		c stormbench "$s_workers" "$s_secs" "$r"
+	step "insmod_rust_storm_$r" insmod "$MODDIR/umem_dmabuf_rs.ko"
+	step "stormbench_rust_$r" ktap_run bench_uverbs rxe_dmabuf_fuzz rxe0 "$GIDX" \
+		rust stormbench "$s_workers" "$s_secs" "$r"
+	step "stormbench_rust2_$r" ktap_run bench_uverbs rxe_dmabuf_fuzz rxe0 "$GIDX" \
+		rust stormbench "$s_workers" "$s_secs" "$r"
+	step "rmmod_rust_storm_$r" rmmod umem_dmabuf_rs
+	step "stormbench_c2_$r" ktap_run bench_uverbs rxe_dmabuf_fuzz rxe0 "$GIDX" \
+		c stormbench "$s_workers" "$s_secs" "$r"
 	r=$((r + 1))
 done
 

@@ -126,5 +126,28 @@ GIDX=$(rxe_setup)
 step rxe_device_for_the_witness test -n "$GIDX"
 step rxe_devmem_witness ktap_run rxe_devmem_witness rxe_dmabuf_test rxe0 "$GIDX" witness \
 	c "insmod $MODDIR/umem_dmabuf_rs.ko" rust "rmmod umem_dmabuf_rs"
+# The concurrent registration storm (rxe_dmabuf_fuzz stormbench), C
+# against Rust in rounds of C, Rust, Rust, C blocks, the Rust module loaded
+# for the middle two, so that drift cancels: the host gates the ratio
+# (check.sh, storm_gate). UMEM_STORM_GATE=ROUNDS,SECS,WORKERS.
+sg=${UMEM_STORM_GATE:-2,6,4}
+sg_rounds=${sg%%,*}
+sg_secs=${sg#*,}
+sg_workers=${sg_secs#*,}
+sg_secs=${sg_secs%%,*}
+storm_block() {	# storm_block IMPORTER ROUND TAG
+	step "storm_gate_$2$3_$1" ktap_run "storm_gate_$2$3+$1" \
+		rxe_dmabuf_fuzz rxe0 "$GIDX" "$1" stormbench "$sg_workers" "$sg_secs" "$2"
+}
+r=0
+while [ "$r" -lt "$sg_rounds" ]; do
+	storm_block c "$r" a
+	step "insmod_rust_storm_gate_$r" insmod "$MODDIR/umem_dmabuf_rs.ko"
+	storm_block rust "$r" a
+	storm_block rust "$r" b
+	step "rmmod_rust_storm_gate_$r" rmmod umem_dmabuf_rs
+	storm_block c "$r" b
+	r=$((r + 1))
+done
 step rmmod_exporter_c_importer rmmod dmabuf_exporter_rs
 steps_report guest_steps

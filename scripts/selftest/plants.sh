@@ -10,7 +10,7 @@
 # known failure that now passes, a suite or case gone from the log, a
 # result outside every KTAP document, a job that exited non-zero or
 # printed no exit line, a result the manifest does not list, a boot
-# without a section.
+# without a section; and the storm gate with a slow Rust importer.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 KUNIT_PY=$KSRC/tools/testing/kunit/kunit.py
@@ -239,5 +239,42 @@ if verdict nosuite || ! grep -qF \
 	bad=1
 else
 	echo "    ok   plant 'suite missing': red, named"
+fi
+# The storm gate (check.sh: bench_report.py --storm-gate) on two rounds of
+# C, Rust, Rust, C blocks: green at par, red when the Rust blocks take
+# 1.3 times as long, and red without rounds.
+storm_log() {	# storm_log RUST_NS: two rounds, C at 5000000 ns per registration
+	local r imp tag ns
+	for r in 0 1; do
+		for imp in "c a" "rust a" "rust b" "c b"; do
+			tag=${imp#* }
+			imp=${imp% *}
+			ns=5000000
+			[ "$imp" = c ] || ns=$1
+			echo "@@UMEM-KTAP-BEGIN storm_gate_$r$tag+$imp@@"
+			echo "    # BENCH storm_reg_dereg 4 $imp $r $ns"
+			echo "@@UMEM-KTAP-END@@"
+		done
+	done
+}
+storm_log 5100000 >"$tmp/storm-par.log"
+storm_log 6500000 >"$tmp/storm-slow.log"
+: >"$tmp/storm-none.log"
+gate() { python3 "$ROOT/scripts/bench_report.py" --storm-gate "$tmp/$1.log" 1.111 >"$tmp/$1.out" 2>&1; }
+if ! gate storm-par || ! grep -qF 'median 1.020 of 2 rounds' "$tmp/storm-par.out"; then
+	echo "    FAIL the storm gate is not green at par" >&2
+	cat "$tmp/storm-par.out" >&2
+	bad=1
+elif gate storm-slow || ! grep -qF 'median 1.300 of 2 rounds' "$tmp/storm-slow.out" ||
+	! grep -qF '(limit 1.111): TOO SLOW' "$tmp/storm-slow.out"; then
+	echo "    FAIL plant 'storm gate, Rust 1.3 times slower': not red, or not named" >&2
+	cat "$tmp/storm-slow.out" >&2
+	bad=1
+elif gate storm-none || ! grep -qF 'no interleaved C and Rust rounds' "$tmp/storm-none.out"; then
+	echo "    FAIL plant 'storm gate without rounds': not red, or not named" >&2
+	cat "$tmp/storm-none.out" >&2
+	bad=1
+else
+	echo "    ok   plant 'storm gate, Rust 1.3 times slower' and 'without rounds': red, named"
 fi
 exit $bad

@@ -22,6 +22,8 @@
  *	through the CPU mapping.
  *   regbench PAGES ITERS KIND ROUND: regbench_IMPORTER, one block of make
  *	bench's uverbs benchmarks (see regbench()).
+ *   stormbench WORKERS SECONDS ROUND: stormbench_IMPORTER, one block of make
+ *	bench's concurrent registration storm (see stormbench()).
  *   storm SECONDS: storm_IMPORTER. Worker processes register and deregister
  *	on shared and private buffers while a thread migrates the shared ones, a
  *	thread writes to one and checks the data, a thread keeps trying to unload
@@ -917,8 +919,11 @@ static void count_err(int err)
 	__atomic_add_fetch(&sh->errs[err > 0 && err < NERR ? err : 0], 1, __ATOMIC_RELAXED);
 }
 
-/* A worker: its own device context; registers until killed or stopped. */
-static void storm_worker(const char *dev, unsigned int seed)
+/*
+ * A worker: its own device context; registers until killed or stopped,
+ * holding half of its MRs for up to 2 ms if @pause.
+ */
+static void storm_worker(const char *dev, unsigned int seed, int pause)
 {
 	struct ibv_context *c;
 	struct ibv_pd *p;
@@ -946,7 +951,7 @@ static void storm_worker(const char *dev, unsigned int seed)
 		count_err(err);
 		if (!err) {
 			__atomic_add_fetch(&sh->regs, 1, __ATOMIC_RELAXED);
-			if (below(2))
+			if (pause && below(2))
 				usleep(below(2000));
 			err = uv_dereg_mr(c->cmd_fd, &mr);
 			count_err(err);
@@ -1014,7 +1019,7 @@ static void storm(const char *dev, int secs)
 	for (i = 0; i < STORM_WORKERS; i++) {
 		pids[i] = fork();
 		if (!pids[i])
-			storm_worker(dev, 1000 + i);
+			storm_worker(dev, 1000 + i, 1);
 	}
 	pthread_create(&mig, NULL, storm_migrator, NULL);
 	if (rust)
@@ -1047,7 +1052,7 @@ static void storm(const char *dev, int secs)
 			sh->kills++;
 			pids[w] = fork();
 			if (!pids[w])
-				storm_worker(dev, 2000 + i);
+				storm_worker(dev, 2000 + i, 1);
 		}
 	}
 	sh->stop = 1;
@@ -1085,6 +1090,73 @@ static void storm(const char *dev, int secs)
 	munmap(map, shared_size);
 	close(shared_fd[0]);
 	close(shared_fd[1]);
+}
+
+/* ---- stormbench ---------------------------------------------------- */
+
+/*
+ * One block of make bench's concurrent registration storm: @workers
+ * processes register and deregister dynamic MRs (4 pages of one of two
+ * shared buffers, or of a buffer of their own one time in three) as fast
+ * as they can for @secs seconds, while a thread migrates the shared
+ * buffers every millisecond and this thread WRITEs into an MR of one of
+ * them. Prints "BENCH storm_reg_dereg <workers> <importer> <round> <ns>",
+ * ns being the wall time per completed registration and deregistration
+ * of all workers together (scripts/bench_report.py), and fails on any
+ * failed registration, deregistration or WRITE.
+ */
+static void stormbench(const char *dev, int workers, int secs, unsigned int round)
+{
+	const __u32 acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	pid_t pids[16];
+	pthread_t mig;
+	struct dmr target;
+	int i, err, n = 0, failed = 0, writes = 0;
+	double t;
+	time_t end;
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	for (i = 0; i < 2; i++)
+		shared_fd[i] = exp_create_chunks(expdev, shared_size, DMABUF_EXP_F_DYNAMIC,
+						 NULL, 0, &err);
+	if (sh == MAP_FAILED || workers < 1 || workers > 16 || secs < 1 || shared_fd[0] < 0 ||
+	    shared_fd[1] < 0 ||
+	    uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, 0, shared_size, 0x900000, shared_fd[1],
+			     acc, &target)) {
+		result(0, "stormbench_setup (%d workers, %d s)", workers, secs);
+		return;
+	}
+	t = now_ns();
+	for (; n < workers; n++) {
+		pids[n] = fork();
+		if (!pids[n])
+			storm_worker(dev, 3000 + n, 0);
+	}
+	pthread_create(&mig, NULL, storm_migrator, NULL);
+	end = time(NULL) + secs;
+	while (time(NULL) < end) {
+		if (write_to(0x900000, target.rkey, 8) == IBV_WC_SUCCESS)
+			writes++;
+		else
+			failed++;
+	}
+	sh->stop = 1;
+	for (i = 0; i < n; i++)
+		waitpid(pids[i], NULL, 0);
+	t = now_ns() - t;
+	pthread_join(mig, NULL);
+	for (i = 1; i < NERR; i++)
+		failed += sh->errs[i];
+	if (!failed && sh->regs && sh->regs == sh->deregs)
+		printf("    # BENCH storm_reg_dereg %d %s %u %.0f\n", workers, importer, round,
+		       t / sh->regs);
+	result(!failed && sh->regs > 0 && sh->regs == sh->deregs && writes > 0,
+	       "storm_reg_dereg_%d_workers (%lu registrations, %lu migrations, %d WRITEs, %d failed)",
+	       workers, sh->regs, sh->migrations, writes, failed);
+	uv_dereg_mr(ctx->cmd_fd, &target);
+	close(shared_fd[0]);
+	close(shared_fd[1]);
+	munmap(sh, sizeof(*sh));
 }
 
 /* ---- regbench ------------------------------------------------------ */
@@ -1200,6 +1272,8 @@ int main(int argc, char **argv)
 		fuzz(strtoull(argv[5], NULL, 0), strtoul(argv[6], NULL, 0), refs);
 	else if (!strcmp(mode, "storm") && argc > 5)
 		storm(argv[1], atoi(argv[5]));
+	else if (!strcmp(mode, "stormbench") && argc > 7)
+		stormbench(argv[1], atoi(argv[5]), atoi(argv[6]), atoi(argv[7]));
 	else if (!strcmp(mode, "regbench") && argc > 8)
 		regbench(atoi(argv[5]), atoi(argv[6]), atoi(argv[7]), atoi(argv[8]));
 	else
