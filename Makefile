@@ -16,11 +16,12 @@ kernel:
 
 # KDIR=<a built kernel tree with patches/linux-7.3> builds the modules
 # against that kernel instead of the cached one, which is then not needed.
+# The production modules, without their KUnit suites (UMEM_KUNIT=y adds them).
 module:
 ifeq ($(KDIR),)
 	@$(SCRIPTS)/kernel.sh
 endif
-	@KDIR="$(KDIR)" $(SCRIPTS)/module.sh
+	@KDIR="$(KDIR)" UMEM_KUNIT=$${UMEM_KUNIT:-n} $(SCRIPTS)/module.sh
 
 check:
 	@$(SCRIPTS)/check.sh

@@ -15,6 +15,7 @@
 
 mod abs;
 mod importer;
+#[cfg(umem_kunit)]
 mod tests;
 
 use abs::umem::{Entry, Registration, UmemOps};

@@ -5,8 +5,9 @@
  * Rust's (rust/umem_rs.rs); its init calls umem_shim_init() after
  * registering.
  *
- * - module parameters, among them "kunit": the module carries its KUnit
- *   suites, which a load runs only when asked to;
+ * - module parameters; a build with its KUnit suites (UMEM_KUNIT, see
+ *   Kbuild) has two more, "kunit": a load runs the suites only when asked
+ *   to, and "provoke_warning", for the test runner's own check;
  * - the debugfs file <debugfs>/umem_dmabuf_rs/calls: how many times ib_core
  *   reached each Rust entry point while the parameter count_calls was set
  *   (counted by the module, umem_rs_calls()).
@@ -26,20 +27,22 @@
 
 MODULE_IMPORT_NS("DMA_BUF");
 
+#ifdef UMEM_KUNIT
 static bool provoke_warning;
 module_param(provoke_warning, bool, 0444);
 MODULE_PARM_DESC(provoke_warning,
 		 "Debug: emit a kernel WARNING at load, to prove the test runner catches it");
 
-static bool register_importer = true;
-module_param_named(register, register_importer, bool, 0444);
-MODULE_PARM_DESC(register,
-		 "Register the Rust importer with ib_core at load (default: yes)");
-
 static bool run_kunit;
 module_param_named(kunit, run_kunit, bool, 0444);
 MODULE_PARM_DESC(kunit,
 		 "Run the module's KUnit suites at load (default: no; a production load runs none)");
+#endif
+
+static bool register_importer = true;
+module_param_named(register, register_importer, bool, 0444);
+MODULE_PARM_DESC(register,
+		 "Register the Rust importer with ib_core at load (default: yes)");
 
 /*
  * The parameter "count_calls" lives in Rust (umem_rs_counting()), where the
@@ -104,18 +107,18 @@ struct ib_umem_dmabuf *umem_shim_alloc_umem(void)
 
 void umem_shim_init(void)
 {
-#if IS_ENABLED(CONFIG_KUNIT)
+#ifdef UMEM_KUNIT
 	/*
 	 * KUnit runs a module's suites when the module goes live, after its
-	 * init: with none left in the module's list, a production load runs
-	 * no test (and its test cases could not disturb a real device).
+	 * init: with none left in the module's list, a load without kunit=1
+	 * runs no test (and its test cases could not disturb a real device).
 	 */
 	if (!run_kunit) {
 		THIS_MODULE->num_kunit_suites = 0;
 		THIS_MODULE->num_kunit_init_suites = 0;
 	}
-#endif
 	WARN(provoke_warning, "umem_dmabuf_rs: WARNING provoked on purpose (provoke_warning=1)\n");
+#endif
 	umem_shim_debugfs = debugfs_create_dir("umem_dmabuf_rs", NULL);
 	debugfs_create_file("calls", 0444, umem_shim_debugfs, NULL, &calls_fops);
 }

@@ -173,7 +173,7 @@ record "documentation builds (make docs, warnings are errors)" "$ROOT/scripts/do
 # With the module build's own flags (CLIPPY=1), so that it is found up to
 # date rather than rebuilt; guest programs are replaced atomically, so an
 # initramfs being packed meanwhile takes the old or the new copy.
-record "install.rst's commands: the series applies, the module builds" \
+record "install.rst's commands: the series applies, the production modules build without test code" \
 	env CLIPPY=1 "$ROOT/scripts/doctest.sh"
 record "no development history in the tree" "$ROOT/scripts/lint.sh" history
 record "the manual's patch references match patches/linux-$UMEM_KVER" "$ROOT/scripts/lint.sh" patchrefs

@@ -6,7 +6,9 @@
 # block ("::", then lines indented by three spaces):
 #   series  applying the series, in a fresh worktree of the cached tree at
 #           "pristine"; the result must be the tree the kernel was built from
-#   module  building the modules, with the cached test kernel as the tree
+#   module  building the modules, with the cached test kernel as the tree,
+#           in a copy of this tree; the production modules it builds must
+#           link no test code (KUnit sections or symbols, fixtures, mock)
 # In the commands, /path/to/umem_dmabuf_rs is this project, and
 # /path/to/linux-source-$UMEM_KVER the built kernel tree.
 set -euo pipefail
@@ -39,5 +41,32 @@ if ! git_tree "$wt" diff --quiet "$(git_tree "$KSRC" rev-parse HEAD)"; then
 	die "install.rst's series block gives another tree than patches/linux-$UMEM_KVER"
 fi
 module=${module//\/path\/to\/linux-source-$UMEM_KVER/$KOUT}
-(cd "$ROOT" && eval "$module") >>"$LOGDIR/doctest.log" 2>&1 ||
+# The module block builds the production modules (make module: no KUnit
+# suites), in a copy of the tree so that this tree's test build stays.
+scratch=$UMEM_CACHE/doctest-module
+rm -rf "$scratch"
+mkdir -p "$scratch"
+tar -C "$ROOT" --exclude=./build --exclude=./.git --exclude='*.o' --exclude='*.ko' \
+	--exclude='.*.cmd' --exclude='*.mod' --exclude='*.mod.c' --exclude=modules.order \
+	--exclude=Module.symvers -cf - . | tar -C "$scratch" -xf -
+(cd "$scratch" && eval "$module") >>"$LOGDIR/doctest.log" 2>&1 ||
 	{ tail -n 40 "$LOGDIR/doctest.log" >&2; die "install.rst's module block failed"; }
+# test_code KO: prints what in KO belongs to the tests: a KUnit section, or
+# a symbol of KUnit, of the fixtures (umem_test_*) or of the mock exporter
+# (umem_mock_*), defined or called.
+test_code() {
+	{
+		readelf -SW "$1" | grep -o '\.kunit[a-z_]*' || true
+		nm "$1" | grep -E 'kunit|umem_test_|umem_mock_' || true
+	} | head -n 5
+}
+for ko in umem_dmabuf_rs.ko samples/dmabuf_exporter/dmabuf_exporter_rs.ko; do
+	[ -f "$scratch/$ko" ] || die "make module built no $ko"
+	found=$(test_code "$scratch/$ko")
+	[ -z "$found" ] || die "the production $ko links test code: $found"
+	# The same inspection finds the tests in the test build (make check's).
+	if [ -f "$ROOT/$ko" ] && [ -z "$(test_code "$ROOT/$ko")" ]; then
+		die "no test code found in the test build's $ko: the inspection sees nothing"
+	fi
+done
+rm -rf "$scratch"

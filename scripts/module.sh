@@ -3,7 +3,10 @@
 # module.sh [clean] [MAKE ARGS...]: builds the project's modules against the
 # cached kernel (make -C $KOUT LLVM=$KLLVM M=$ROOT), or against $KDIR when set (a
 # kernel tree the user built with patches/linux-7.3). Fails on any compiler
-# or clippy warning, printing it.
+# or clippy warning, printing it. UMEM_KUNIT=y (the default) builds the
+# modules with their KUnit suites, fixtures and mock exporter, as make check,
+# make kunit, make bench and make demo load them; UMEM_KUNIT=n (make module)
+# builds the production modules, which link no test code (see Kbuild).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -16,9 +19,14 @@ if [ "${1:-}" = clean ]; then
 	rm -f "$stamp"
 	exit 0
 fi
-# Objects built for the other kernel (test or fast) must not be linked into
-# modules for this one.
-this="$KDIR $(cat "$KDIR/.umem-key" 2>/dev/null || true)"
+UMEM_KUNIT=${UMEM_KUNIT:-y}
+case "$UMEM_KUNIT" in
+y | n) ;;
+*) die "UMEM_KUNIT must be y or n, not '$UMEM_KUNIT'" ;;
+esac
+# Objects built for the other kernel (test or fast), or with the other
+# UMEM_KUNIT, must not be linked into modules for this one.
+this="$KDIR $(cat "$KDIR/.umem-key" 2>/dev/null || true) kunit=$UMEM_KUNIT"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" != "$this" ]; then
 	make -s -C "$KDIR" LLVM=$KLLVM M="$ROOT" clean
 fi
@@ -54,7 +62,8 @@ done
 	mv "$tmpbin/uverbs-dmabuf" "$ROOT/build/guest-bin/uverbs-dmabuf"
 
 log=$LOGDIR/module-build.log
-if ! make -C "$KDIR" LLVM=$KLLVM M="$ROOT" -j"$(nproc)" "$@" modules >"$log" 2>&1; then
+if ! make -C "$KDIR" LLVM=$KLLVM M="$ROOT" UMEM_KUNIT="$UMEM_KUNIT" -j"$(nproc)" "$@" modules \
+	>"$log" 2>&1; then
 	grep -v '^make\|^  [A-Z]' "$log" | tail -n 60 >&2
 	die "module build failed (full log: $log)"
 fi

@@ -6,7 +6,6 @@
 //! C headers: [`include/linux/device.h`](srctree/include/linux/device.h),
 //! [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
-use core::ptr;
 use kernel::bindings;
 use kernel::device::Device;
 use kernel::types::Opaque;
@@ -51,10 +50,11 @@ impl<'a> DmaDevice<'a> {
     }
 
     /// The `struct device` (`Device` is `repr(transparent)` over it; the
-    /// kernel crate keeps its own accessor private).
+    /// kernel crate keeps its own accessor private; for the KUnit suites).
+    #[cfg(umem_kunit)]
     #[inline]
     pub(crate) fn as_raw(self) -> *mut bindings::device {
-        ptr::from_ref(self.0).cast_mut().cast()
+        core::ptr::from_ref(self.0).cast_mut().cast()
     }
 }
 

@@ -12,5 +12,6 @@
 
 pub(crate) mod device;
 pub(crate) mod shim;
+#[cfg(umem_kunit)]
 pub(crate) mod testing;
 pub(crate) mod umem;

@@ -148,6 +148,7 @@ impl Store {
 static LIVE: AtomicU64 = AtomicU64::new(0);
 
 /// Number of buffers exported and not yet released (for leak tests).
+#[cfg(umem_kunit)]
 pub(crate) fn live_buffers() -> u64 {
     LIVE.load(Ordering::Relaxed)
 }
@@ -322,7 +323,8 @@ fn layout(size: usize, chunk_pages: &[u32]) -> Result<KVec<u32>> {
 }
 
 /// Exports a new zeroed buffer of `size` bytes with the given chunk layout,
-/// in system memory.
+/// in system memory (for the KUnit suites).
+#[cfg(umem_kunit)]
 pub(crate) fn create(size: usize, chunk_pages: &[u32], dynamic: bool) -> Result<ARef<DmaBuf>> {
     create_in(size, chunk_pages, dynamic, Placement::System)
 }
@@ -406,6 +408,7 @@ pub(crate) fn inject(dmabuf: &DmaBuf, pin_errno: u32, map_errno: u32) -> Result 
 /// `EOPNOTSUPP`: a static buffer (importers cannot be told);
 /// `EBUSY`: pinned by an importer. With `fail_maps`, every later map fails
 /// with `EIO` until a migration without it (a test aid).
+#[cfg(umem_kunit)]
 pub(crate) fn migrate(dmabuf: &DmaBuf, delay_ms: u32, fail_maps: bool) -> Result {
     migrate_to(dmabuf, delay_ms, fail_maps, None)
 }

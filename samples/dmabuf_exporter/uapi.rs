@@ -7,7 +7,9 @@
 
 use crate::abs::miscdev::{user_slice, Ioctl};
 use crate::exporter::{self, Placement};
-use core::mem::{offset_of, size_of};
+#[cfg(umem_kunit)]
+use core::mem::offset_of;
+use core::mem::size_of;
 use kernel::dma_buf::DmaBuf;
 use kernel::ioctl::{_IOW, _IOWR};
 use kernel::prelude::*;
@@ -104,6 +106,7 @@ const _: () = assert!(size_of::<Rw>() == 40);
 /// The offset of every field and the size of every structure, in the order
 /// of `include/uapi/dmabuf_exporter_rs.h`: the C suite compares them with the
 /// header's (`uapi_layout_matches_c`), so neither copy can drift.
+#[cfg(umem_kunit)]
 pub(crate) const LAYOUT: [usize; 39] = [
     offset_of!(Create, version),
     offset_of!(Create, flags),

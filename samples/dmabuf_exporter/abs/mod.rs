@@ -7,6 +7,7 @@
 pub(crate) mod miscdev;
 pub(crate) mod p2p;
 pub(crate) mod page;
+#[cfg(umem_kunit)]
 pub(crate) mod probe;
 pub(crate) mod table;
 pub(crate) mod workqueue;
