@@ -287,14 +287,22 @@ def parse_block(kunit_py, log, name, block, verbose):
     return results
 
 
-def stray_results(rest):
+KLOG_STAMP_RE = re.compile(r"^\[\s*\d+\.\d{6}\] ")
+
+
+def stray_results(rest, blocks=()):
     """Lines outside every judged KTAP document that read as test results
-    or failed assertions."""
+    or failed assertions. A kernel log line that a judged block also holds,
+    timestamp and all, is the same record, echoed late by the console (its
+    printing thread can fall behind a quiet period and print the rest after
+    the console level is restored): not stray."""
+    judged = {line for _, block in blocks for line in block if KLOG_STAMP_RE.match(line)}
     stray = []
     for line in rest:
         text = PREFIX_RE.sub("", line)
         if RESULT_RE.match(text) or "ASSERTION FAILED" in text or "EXPECTATION FAILED" in text:
-            stray.append(line)
+            if not (KLOG_STAMP_RE.match(line) and line in judged):
+                stray.append(line)
     return stray
 
 
@@ -346,7 +354,7 @@ def log_results(args, path):
         results.extend(got)
     if args.require_ktap and not ran:
         results.append(Result(label, "guest printed KTAP results", "FAIL"))
-    stray = stray_results(rest)
+    stray = stray_results(rest, blocks)
     if stray:
         print(f"{label}: test results outside every KTAP document:")
         for l in stray[:10]:

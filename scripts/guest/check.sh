@@ -130,7 +130,7 @@ step rxe_devmem_witness ktap_run rxe_devmem_witness rxe_dmabuf_test rxe0 "$GIDX"
 # against Rust in rounds of C, Rust, Rust, C blocks, the Rust module loaded
 # for the middle two, so that drift cancels: the host gates the ratio
 # (check.sh, storm_gate). UMEM_STORM_GATE=ROUNDS,SECS,WORKERS.
-sg=${UMEM_STORM_GATE:-2,6,4}
+sg=${UMEM_STORM_GATE:-3,5,4}
 sg_rounds=${sg%%,*}
 sg_secs=${sg#*,}
 sg_workers=${sg_secs#*,}

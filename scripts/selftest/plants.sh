@@ -57,9 +57,15 @@ rdma_core_block() {	# rdma_core_block SKIP_LINE_OF_CASE_2 [STATUS_OF_THE_KNOWN_F
 }
 gate_block() {	# gate_block LINE_OF_THE_GATE_CASE
 	echo "@@UMEM-KTAP-BEGIN importer@@"
-	printf 'KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: umem_dmabuf_rs_bench\n    1..1\n'
-	echo "    $1"
-	echo "ok 1 umem_dmabuf_rs_bench"
+	# GATE as a kernel log line ("[  T] CASE"): the block is the kernel
+	# log dump, every line with that timestamp.
+	local stamp=""
+	case "$1" in \[*) stamp="${1%%]*}] " ;; esac
+	{
+		printf 'KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: umem_dmabuf_rs_bench\n    1..1\n'
+		echo "    ${1#"$stamp"}"
+		echo "ok 1 umem_dmabuf_rs_bench"
+	} | sed "s/^/$stamp/"
 	echo "@@UMEM-KTAP-END@@"
 }
 tail_part() {	# tail_part EXIT_LINE SANITIZERS_LINE [DMESG LINE...]
@@ -203,6 +209,19 @@ plant case_vanished \
 	"FAILED: rdma_core_c: rdma_core_c.test_odp_reg_mr: missing (the manifest expects skip) (check.log)" \
 	SKIP="# (case 2 gone)"
 plant result_outside_ktap "test results outside every KTAP document" EXTRA="    not ok 7 stray_case"
+plant result_outside_ktap_stamped "test results outside every KTAP document" \
+	EXTRA="[    5.000000]     not ok 7 stray_case"
+# A kernel log line that a judged block also holds, timestamp and all, is
+# the console echoing the same record late: not a stray result.
+log echoed GATE="[    1.500000] ok 1 umem_bench_gate" \
+	EXTRA="[    1.500000]     ok 1 umem_bench_gate"
+if verdict echoed; then
+	echo "    ok   a console echo of a judged kernel log line is not a stray result"
+else
+	echo "    FAIL a console echo of a judged kernel log line counted as stray:" >&2
+	cat "$tmp/echoed.out" >&2
+	bad=1
+fi
 plant exit_nonzero "FAILED: guest job exited 0 (check.log)" EXIT="@@UMEM-GUEST-EXIT rc=2@@"
 plant exit_line_missing "the guest job printed no exit line" EXIT=""
 # A result the manifest does not name, and a boot it has no section for.
