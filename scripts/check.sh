@@ -188,14 +188,17 @@ UMEM_TIMEOUT=${UMEM_TIMEOUT:-3600} "$ROOT/scripts/qemu.sh" check "$log" ${UMEM_C
 record "device memory: the host reads what RDMA wrote in the BAR (both importers)" \
 	python3 "$ROOT/scripts/devmem_check.py" "$ROOT/build/devmem-$(basename "$log" .log).bin" \
 	"$log" c rust
-# The concurrent registration storm of the main boot (guest/check.sh):
-# the Rust importer must keep at least 0.9 times the C one's rate on the
-# test kernel, the one developers and CI run: Rust/C time per registration
-# at most 1/0.9 (Documentation/performance.rst gives the measurements).
+# The concurrent registration storm of the main boot (guest/check.sh) on
+# the test kernel, the one developers and CI run: the median per-round
+# Rust/C time per registration at most 1.25. Its blocks run beside the
+# two-node pair, and single rounds measured 0.89 to 1.16 in make check
+# (Documentation/performance.rst): a limit of 1/0.9 would fail at random;
+# 1.25 catches the Rust importer falling to 0.8 times the C one's rate.
+# The 0.9x claim itself is make bench's quiet storm.
 storm_gate() {
-	python3 "$ROOT/scripts/bench_report.py" --storm-gate "$log" 1.111
+	python3 "$ROOT/scripts/bench_report.py" --storm-gate "$log" 1.25
 }
-record "storm gate: Rust/C time per registration in a concurrent storm <= 1.111 (test kernel)" \
+record "storm gate: Rust/C time per registration in a concurrent storm <= 1.25 (test kernel)" \
 	storm_gate
 # A second, short boot where every DMA mapping bounces (see guest/bounce.sh).
 UMEM_TIMEOUT=${UMEM_TIMEOUT:-600} "$ROOT/scripts/qemu.sh" bounce "$blog" swiotlb=force \
