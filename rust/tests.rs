@@ -78,7 +78,7 @@ fn with_sibling(
         Ok(umem) => umem,
         Err(e) => return t.fail(format_args!("umem: {e:?}")),
     };
-    let owned = match OwnedImport::<Sibling>::new(buf.dmabuf(), bound, Ok(())) {
+    let owned = match OwnedImport::<Sibling>::new(buf.dmabuf(), bound, ()) {
         Ok(owned) => owned,
         Err(e) => return t.fail(format_args!("second attachment: {e:?}")),
     };
@@ -158,7 +158,7 @@ fn device_references(t: &Test) {
         }
         Err(e) => return t.fail(format_args!("umem: {e:?}")),
     }
-    match OwnedImport::<Sibling>::new(buf.dmabuf(), bound, Ok(())) {
+    match OwnedImport::<Sibling>::new(buf.dmabuf(), bound, ()) {
         Ok(other) => {
             kunit_expect_eq!(t, device_refs(dev), before + 1);
             kunit_expect!(t, core::ptr::eq(other.device(), dev.device()));
