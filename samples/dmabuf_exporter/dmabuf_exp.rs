@@ -30,11 +30,6 @@ module! {
     imports_ns: ["DMA_BUF"],
 }
 
-/// This module, for what it exports (the buffers hold it).
-pub(crate) fn this_module() -> &'static ThisModule {
-    &<DmabufExporterRs as kernel::ModuleMetadata>::THIS_MODULE
-}
-
 /// Dropped in field order: the device memory's driver goes first (its
 /// unbind waits for the buffers in device memory), then the misc device.
 struct DmabufExporterRs {

@@ -356,10 +356,10 @@ pub(crate) fn create_in(
     });
     if dynamic {
         let exp = Arc::pin_init(try_pin_init!(DynamicExp { buf <- buf }), GFP_KERNEL)?;
-        export::export(crate::this_module(), NAME, exp, size)
+        export::export(NAME, exp, size)
     } else {
         let exp = Arc::pin_init(try_pin_init!(StaticExp { buf <- buf }), GFP_KERNEL)?;
-        export::export(crate::this_module(), NAME, exp, size)
+        export::export(NAME, exp, size)
     }
 }
 

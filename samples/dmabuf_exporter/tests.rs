@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 use crate::abs::page::max_seg_size;
-use crate::abs::probe::{case_device, CaseDevice, MappingSlot, Stamp};
+use crate::abs::probe::{case_device, MappingSlot, Stamp};
 use crate::abs::workqueue::msleep;
 use crate::exporter::{self, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -40,16 +40,6 @@ impl Importer for ProbeImporter {
     fn invalidate_mappings(probe: &Probe, attach: LockedAttachment<'_>) {
         probe_notified(probe, attach);
     }
-}
-
-/// An importer without `invalidate_mappings`: it pins before it maps, and
-/// the core knows it cannot be asked to stop.
-struct PinningImporter;
-
-#[vtable]
-impl Importer for PinningImporter {
-    type Priv = Probe;
-    const ALLOW_PEER2PEER: bool = false;
 }
 
 fn probe_notified(probe: &Probe, attach: LockedAttachment<'_>) {
@@ -351,28 +341,6 @@ fn slot_keeps_its_attachment(t: &Test) {
 
 /// Whether an importer implements `invalidate_mappings` is what its
 /// attachments tell the dma-buf core (`dma_buf_attach_revocable`).
-fn importer_vtable(t: &Test) {
-    let Some(dev) = device(t) else { return };
-    let Some(buf) = setup(t, 4 * P, &[], true) else {
-        return;
-    };
-    let Some(owned) = import(t, dev, &buf) else {
-        return;
-    };
-    let Some(revocable) = access(t, &owned, dev) else {
-        return;
-    };
-    kunit_expect!(t, revocable.attachment().revocable());
-    match OwnedImport::<PinningImporter>::new(buf.clone(), dev, probe()) {
-        Ok(pinning) => kunit_expect_eq!(
-            t,
-            pinning.access(dev).map(|i| i.attachment().revocable()),
-            Ok(false)
-        ),
-        Err(e) => t.fail(format_args!("attach failed: {e:?}")),
-    }
-}
-
 fn fence_orders_copy(t: &Test) {
     let size = 64 * P;
     let Some(buf) = setup(t, size, &[16, 16, 32], true) else {
@@ -445,45 +413,6 @@ fn refcounts(t: &Test) {
     kunit_expect_eq!(t, exporter::live_buffers(), base);
 }
 
-/// An import lasts while its device is bound: unbinding the device (here:
-/// unregistering it) detaches the attachment, so nothing maps for a device
-/// whose driver is gone. Mapping needs a proof that the device is bound
-/// (`OwnedImport::access`), which the case can no longer make once it gave
-/// its device up; the import reports itself revoked, the exporter has no
-/// attachment left although the import is still held, and a proof for
-/// another bound device is refused.
-fn import_revoked_on_unbind(t: &Test) {
-    let Some(other) = device(t) else { return };
-    let dev = match CaseDevice::new(kernel::c_str!("dmabuf_exporter_rs_gone")) {
-        Ok(dev) => dev,
-        Err(e) => {
-            t.fail(format_args!("no KUnit device: {e:?}"));
-            return;
-        }
-    };
-    let Some(buf) = setup(t, 4 * P, &[1, 2, 1], true) else {
-        return;
-    };
-    let Some(owned) = import(t, dev.device(), &buf) else {
-        return;
-    };
-    if let Some(imp) = access(t, &owned, dev.device()) {
-        kunit_expect!(t, map(imp).is_ok());
-        unmap(imp);
-    }
-    kunit_expect!(t, !owned.is_revoked());
-    kunit_expect_eq!(t, exporter::stats(&buf).map(|s| s.attachments), Ok(1));
-    dev.unregister();
-    kunit_expect!(t, owned.is_revoked());
-    kunit_expect_eq!(t, owned.access(other).err(), Some(EINVAL));
-    kunit_expect_eq!(
-        t,
-        exporter::stats(&buf).map(|s| (s.attachments, s.mappings, s.maps)),
-        Ok((0, 0, 1))
-    );
-    drop(owned);
-}
-
 /// The cases, each run on the KUnit case of its own name.
 #[kunit_tests(dmabuf_exporter_rs)]
 mod suite {
@@ -527,15 +456,5 @@ mod suite {
     #[test]
     fn slot_keeps_its_attachment() {
         Test::with_current(super::slot_keeps_its_attachment);
-    }
-
-    #[test]
-    fn importer_vtable() {
-        Test::with_current(super::importer_vtable);
-    }
-
-    #[test]
-    fn import_revoked_on_unbind() {
-        Test::with_current(super::import_revoked_on_unbind);
     }
 }

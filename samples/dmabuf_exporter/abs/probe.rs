@@ -10,13 +10,11 @@
 //! attachment.
 
 use core::ptr;
-use kernel::bindings;
 use kernel::device::{Bound, Device};
 use kernel::dma_buf::MappingParts;
 use kernel::dma_buf::{Attachment, LockedAttachment, Mapping};
 use kernel::kunit::Test;
 use kernel::prelude::*;
-use kernel::sync::aref::ARef;
 use kernel::sync::{new_mutex, Mutex};
 
 /// The mapping an importer keeps for its one attachment.
@@ -120,68 +118,5 @@ impl Stamp {
     /// Milliseconds since the stamp.
     pub(crate) fn elapsed_ms(&self) -> i64 {
         self.0.elapsed().as_millis()
-    }
-}
-
-/// A device of the running case (as [`case_device`] makes) that the case
-/// can unregister before it ends, dropping KUnit's hold on it: from then on
-/// it lives only as long as other references to it (an attachment's).
-///
-/// # Invariants
-///
-/// `raw` was registered for the case `test` by `kunit_device_register()`,
-/// is bound to a KUnit driver, and is not unregistered yet; `dev` is a
-/// reference to it; `test` is the case running on this thread (the raw
-/// pointers keep the value on it).
-pub(crate) struct CaseDevice {
-    test: *mut bindings::kunit,
-    raw: *mut bindings::device,
-    dev: ARef<Device>,
-}
-
-impl CaseDevice {
-    /// A new device of the running case that can address 64 bits of DMA.
-    pub(crate) fn new(name: &'static CStr) -> Result<Self> {
-        // SAFETY: FFI call without preconditions.
-        let test = unsafe { bindings::kunit_get_current_test() };
-        if test.is_null() {
-            return Err(EINVAL);
-        }
-        // SAFETY: `test` is the running case.
-        let raw = kernel::error::from_err_ptr(unsafe {
-            bindings::kunit_device_register(test, name.as_char_ptr())
-        })?;
-        // SAFETY: if not null, a live device that nothing else uses yet.
-        if raw.is_null() || unsafe { (*raw).driver }.is_null() {
-            return Err(ENODEV);
-        }
-        // SAFETY: `raw` was just created for this case and nothing else has
-        // seen it, so nothing races with the mask change (as
-        // `Test::dma_device` does it).
-        kernel::error::to_result(unsafe {
-            (*raw).dma_mask = &raw mut (*raw).coherent_dma_mask;
-            bindings::dma_set_mask_and_coherent(raw, u64::MAX)
-        })?;
-        // SAFETY: a live device (KUnit holds it until it is unregistered).
-        let dev = unsafe { Device::get_device(raw) };
-        // INVARIANT: just registered for `test`, the running case, and bound
-        // (the KUnit bus matches every driver; `kunit_device_register()`
-        // registers one first).
-        Ok(Self { test, raw, dev })
-    }
-
-    /// The device.
-    pub(crate) fn device(&self) -> &Device<Bound> {
-        // SAFETY: bound until `unregister`, which consumes `self`, so not while
-        // `self` is borrowed (type invariant).
-        unsafe { self.dev.as_bound() }
-    }
-
-    /// Unregisters the device now (`kunit_device_unregister()`) and drops
-    /// this reference to it.
-    pub(crate) fn unregister(self) {
-        // SAFETY: registered for `test`, the running case, and not unregistered
-        // yet (type invariant); `self.dev` keeps it alive through the call.
-        unsafe { bindings::kunit_device_unregister(self.test, self.raw) };
     }
 }

@@ -4,9 +4,10 @@
  *
  * Creates buffers with several layouts, maps them, fills them, migrates them
  * and checks every byte after each move; reads and writes them through
- * DMABUF_EXP_IOC_RW; checks that every bad argument gets its errno; checks
- * that nothing is left behind (no buffer of this exporter in
- * /sys/kernel/debug/dma_buf/bufinfo once everything is closed).
+ * DMABUF_EXP_IOC_RW; checks that every bad argument gets its errno, and
+ * that each buffer holds the exporter's module; checks that nothing is left
+ * behind (no buffer of this exporter in /sys/kernel/debug/dma_buf/bufinfo
+ * once everything is closed).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -183,6 +184,43 @@ static void create_result_unwritable_case(int dev)
 	munmap(c, PAGE);
 }
 
+/* The exporter module's reference count, or -1. */
+static long module_refcnt(void)
+{
+	FILE *f = fopen("/sys/module/dmabuf_exporter_rs/refcnt", "r");
+	long n = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+/*
+ * Each buffer holds the exporter's module (the owner the dma-buf core
+ * takes: the exporter type's module), until it is released.
+ */
+static void module_held_case(int dev)
+{
+	long before, held, after;
+	int err, a, b;
+
+	before = module_refcnt();
+	a = create(dev, 0, PAGE, NULL, 0, &err);
+	b = create(dev, DMABUF_EXP_F_DYNAMIC, PAGE, NULL, 0, &err);
+	held = module_refcnt();
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+	after = module_refcnt();
+	result(before >= 0 && a >= 0 && b >= 0 && held == before + 2 && after == before,
+	       "buffers_hold_the_module (refcnt %ld, %ld with two buffers, %ld after)",
+	       before, held, after);
+}
+
 static int rw(int dev, int fd, __u64 offset, void *data, __u64 len, __u32 flags)
 {
 	struct dmabuf_exp_rw r = {
@@ -291,6 +329,7 @@ int main(void)
 	errno_case("unknown_ioctl", ioctl(dev, _IO(DMABUF_EXP_IOC_MAGIC, 99)) ? errno : 0, ENOTTY);
 	create_result_unwritable_case(dev);
 	rw_case(dev);
+	module_held_case(dev);
 
 	errno_case("migrate_bad_fd", migrate(dev, 12345, 0), EBADF);
 	errno_case("migrate_not_a_dmabuf", migrate(dev, dev, 0), EINVAL);
