@@ -162,7 +162,7 @@ impl UmemImpl for RustImporter {
         let end = offset.checked_add(size).ok_or(EINVAL)?;
         // Since 7.1 the invalidate callback is optional: any ops, or none,
         // are attached with.
-        let dmabuf = DmaBuf::from_fd(fd)?;
+        let dmabuf = DmaBuf::get(fd)?;
         if dmabuf.size() < end {
             return Err(EINVAL);
         }

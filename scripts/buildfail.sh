@@ -4,7 +4,8 @@
 # must not compile, each for its stated reason. Each scripts/buildfail/*.rs
 # is built as the only code of a throwaway module against the cached
 # kernel. Its "// expect: ECODE MESSAGE" line names the rustc error it
-# must stop with and a fragment of that error's message, which names the
+# must stop with ("error" for the borrow-checker errors that have no
+# code) and a fragment of that error's message, which names the
 # guarded property ("// expect: ok": it must build, the harness's own
 # control). A case that must fail also has a twin that must build: the
 # same file with each line that carries "//~twin: CODE" replaced by CODE
@@ -52,7 +53,12 @@ RS
 	fi
 	first=$(grep -m 1 '^error\[E[0-9]*\]: ' "$dir/log" || true)
 	if [ -z "$first" ]; then
-		echo other
+		# Some borrow-checker errors have no code: "error MESSAGE".
+		first=$(grep -m 1 '^error: ' "$dir/log" || true)
+		case $first in
+		'' | 'error: aborting'*) echo other ;;
+		*) echo "error ${first#error: }" ;;
+		esac
 		return
 	fi
 	first=${first#error[}

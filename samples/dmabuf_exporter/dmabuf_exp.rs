@@ -103,7 +103,7 @@ mod kunit_glue {
     /// 3: migrations; 4: live mappings), or a negative errno.
     #[no_mangle]
     extern "C" fn dmabuf_exp_kunit_stat(fd: i32, which: u32) -> i64 {
-        let s = match DmaBuf::from_fd(fd).and_then(|b| exporter::stats(&b)) {
+        let s = match DmaBuf::get(fd).and_then(|b| exporter::stats(&b)) {
             Ok(s) => s,
             Err(e) => return e.to_errno().into(),
         };
@@ -127,7 +127,7 @@ mod kunit_glue {
         } else {
             Placement::System
         };
-        match DmaBuf::from_fd(fd).and_then(|b| exporter::migrate_to(&b, 0, false, Some(to))) {
+        match DmaBuf::get(fd).and_then(|b| exporter::migrate_to(&b, 0, false, Some(to))) {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
         }
@@ -148,7 +148,7 @@ mod kunit_glue {
     #[no_mangle]
     extern "C" fn dmabuf_exp_kunit_pattern(fd: i32, seed: u32, len: usize, check: bool) -> i32 {
         let run = || -> Result<i32> {
-            let buf = DmaBuf::from_fd(fd)?;
+            let buf = DmaBuf::get(fd)?;
             let mut data = KVec::from_elem(0u8, len, GFP_KERNEL)?;
             if check {
                 exporter::read(&buf, 0, &mut data)?;
@@ -188,7 +188,7 @@ mod kunit_glue {
     /// For the C case: migrates the buffer of `fd`; 0 or a negative errno.
     #[no_mangle]
     extern "C" fn dmabuf_exp_kunit_migrate_fd(fd: i32, delay_ms: u32) -> i32 {
-        match DmaBuf::from_fd(fd).and_then(|b| exporter::migrate(&b, delay_ms, false)) {
+        match DmaBuf::get(fd).and_then(|b| exporter::migrate(&b, delay_ms, false)) {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
         }

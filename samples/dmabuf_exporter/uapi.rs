@@ -216,7 +216,7 @@ fn migrate(arg: usize) -> Result<i32> {
         (false, true) => Some(Placement::System),
         (true, true) => return Err(EINVAL),
     };
-    let dmabuf = DmaBuf::from_fd(req.fd)?;
+    let dmabuf = DmaBuf::get(req.fd)?;
     let fail_maps = req.flags & MIGRATE_F_FAIL_MAPS != 0;
     exporter::migrate_to(&dmabuf, req.delay_ms, fail_maps, to)?;
     Ok(0)
@@ -227,7 +227,7 @@ fn inject(arg: usize) -> Result<i32> {
     if req.version != VERSION {
         return Err(EINVAL);
     }
-    let dmabuf = DmaBuf::from_fd(req.fd)?;
+    let dmabuf = DmaBuf::get(req.fd)?;
     exporter::inject(&dmabuf, req.pin_errno, req.map_errno)?;
     Ok(0)
 }
@@ -238,7 +238,7 @@ fn stats(arg: usize) -> Result<i32> {
     if req.version != VERSION {
         return Err(EINVAL);
     }
-    let dmabuf = DmaBuf::from_fd(req.fd)?;
+    let dmabuf = DmaBuf::get(req.fd)?;
     let s = exporter::stats(&dmabuf)?;
     writer.write(&Stats {
         version: VERSION,
@@ -273,7 +273,7 @@ fn rw(arg: usize) -> Result<i32> {
     let len = usize::try_from(req.len).map_err(|_| EINVAL)?;
     let data = usize::try_from(req.data).map_err(|_| EFAULT)?;
     data.checked_add(len).ok_or(EFAULT)?;
-    let dmabuf = DmaBuf::from_fd(req.fd)?;
+    let dmabuf = DmaBuf::get(req.fd)?;
     // Range first: a request is done whole or not at all (but EFAULT).
     if offset.checked_add(len).ok_or(EINVAL)? > dmabuf.size() {
         return Err(EINVAL);

@@ -8,7 +8,7 @@
 use core::ptr::NonNull;
 use kernel::bindings;
 use kernel::device::Device;
-use kernel::dma::DataDirection;
+use kernel::dma::{attrs, Attrs, DataDirection};
 use kernel::dma_buf::export::Fault;
 use kernel::dma_buf::Attachment;
 use kernel::page::PAGE_SIZE;
@@ -278,8 +278,7 @@ impl<C: Backing> ChunkSet<C> {
 /// same pages at once (two MRs on one buffer); cache maintenance is the CPU
 /// access path's business, and without this attribute DMA-API debugging rightly
 /// refuses overlapping streaming mappings that each claim to own the cachelines.
-// CAST: the attribute bits are small constants; bindgen gives `unsigned long` as `usize`.
-const MAP_ATTRS: usize = bindings::DMA_ATTR_SKIP_CPU_SYNC as usize;
+const MAP_ATTRS: Attrs = attrs::DMA_ATTR_SKIP_CPU_SYNC;
 
 /// A `struct sg_table` allocated by the exporter (`sg_alloc_table`), freed on
 /// drop.
@@ -396,7 +395,7 @@ impl PageTable {
         // SAFETY: the table describes live pages; the device is live. On
         // failure nothing is mapped and `table` is freed on return.
         kernel::error::to_result(unsafe {
-            bindings::dma_map_sgtable(raw_dev, sgt, raw_dir(dir), MAP_ATTRS)
+            bindings::dma_map_sgtable(raw_dev, sgt, raw_dir(dir), MAP_ATTRS.as_raw())
         })?;
         // INVARIANT: mapped just above for `raw_dev`, which `_dev` holds; from here
         // `drop` unmaps.
@@ -427,7 +426,7 @@ impl Drop for PageTable {
                 self.raw_dev,
                 self.table.as_raw(),
                 raw_dir(self.dir),
-                MAP_ATTRS,
+                MAP_ATTRS.as_raw(),
             )
         };
     }
