@@ -5,12 +5,15 @@
 //! peer-to-peer DMA memory, the stand-in for a GPU's VRAM.
 //!
 //! One device at a time is the device memory new buffers go to
-//! ([`crate::abs::p2p::current`]). Unbinding it waits until every buffer in
-//! its memory is released or has moved out.
+//! ([`crate::abs::p2p::current`]). Unbinding it revokes its memory: every
+//! buffer there moves to system memory, its importers told to stop using it
+//! first (as amdgpu and xe evict VRAM, and vfio-pci revokes a BAR); the
+//! unbind then waits only for buffers an importer pinned in it.
 
 #![forbid(unsafe_code)]
 
 use crate::abs::p2p::{self, Vram};
+use crate::exporter;
 use kernel::device::Core;
 use kernel::pci;
 use kernel::prelude::*;
@@ -59,8 +62,16 @@ impl pci::Driver for IvshmemDriver {
         Ok(DevmemData { vram })
     }
 
-    fn unbind<'bound>(_pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
+    fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
         p2p::withdraw(&this.vram);
-        this.vram.unbind();
+        this.vram.stop();
+        let (moved, stuck) = exporter::revoke(&this.vram);
+        dev_info!(
+            pdev,
+            "unbind: {} buffers moved to system memory, {} pinned in device memory\n",
+            moved,
+            stuck
+        );
+        this.vram.wait_released();
     }
 }

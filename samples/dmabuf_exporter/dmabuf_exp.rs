@@ -31,7 +31,7 @@ module! {
 }
 
 /// Dropped in field order: the device memory's driver goes first (its
-/// unbind waits for the buffers in device memory), then the misc device.
+/// unbind moves the buffers out of device memory), then the misc device.
 struct DmabufExporterRs {
     _pci: Pin<KBox<kernel::driver::Registration<kernel::pci::Adapter<devmem::IvshmemDriver>>>>,
     _dev: Pin<KBox<abs::miscdev::MiscDevice<uapi::ExporterIoctl>>>,
@@ -40,6 +40,7 @@ struct DmabufExporterRs {
 impl kernel::Module for DmabufExporterRs {
     fn init(module: &'static ThisModule) -> Result<Self> {
         abs::p2p::registry_init();
+        abs::bufs::init();
         let dev = abs::miscdev::MiscDevice::register(module, kernel::c_str!("dmabuf_exporter_rs"))?;
         let pci = KBox::pin_init(
             kernel::driver::Registration::new(kernel::c_str!("dmabuf_exporter_rs"), module),

@@ -20,7 +20,8 @@
 
 #![forbid(unsafe_code)]
 
-use crate::abs::p2p::{self, P2pTable, VramSet};
+use crate::abs::bufs::{self, ListSlot};
+use crate::abs::p2p::{self, P2pTable, Vram, VramSet};
 use crate::abs::page::{ChunkSet, PageTable, MAX_CHUNK_ORDER};
 use crate::abs::table::BufTable;
 use crate::abs::workqueue::{msleep, OwnedQueue};
@@ -32,7 +33,7 @@ use kernel::dma_buf::{Attachment, DmaBuf};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::sync::aref::ARef;
-use kernel::sync::{new_mutex, Arc, Mutex};
+use kernel::sync::{new_mutex, Arc, Mutex, UniqueArc};
 
 /// Largest buffer (1 GiB).
 pub(crate) const MAX_SIZE: usize = 1 << 30;
@@ -185,6 +186,9 @@ pub(crate) struct Buffer {
     fail_map: AtomicU32,
     /// Runs the copies of migrations; drained before the buffer is freed.
     copies: OwnedQueue,
+    /// Its entry in the list of buffers a device's unbind moves out of its
+    /// memory (dynamic buffers only).
+    listed: ListSlot,
     _live: Live,
 }
 
@@ -352,11 +356,12 @@ pub(crate) fn create_in(
         fail_pin: AtomicU32::new(0),
         fail_map: AtomicU32::new(0),
         copies: OwnedQueue::new(NAME)?,
+        listed: ListSlot::new(),
         _live: Live::new(),
     });
     if dynamic {
-        let exp = Arc::pin_init(try_pin_init!(DynamicExp { buf <- buf }), GFP_KERNEL)?;
-        export::export(NAME, exp, size)
+        let exp = UniqueArc::pin_init(try_pin_init!(DynamicExp { buf <- buf }), GFP_KERNEL)?;
+        bufs::export_listed(NAME, exp, size, |exp: &DynamicExp| &exp.buf.listed)
     } else {
         let exp = Arc::pin_init(try_pin_init!(StaticExp { buf <- buf }), GFP_KERNEL)?;
         export::export(NAME, exp, size)
@@ -482,6 +487,13 @@ impl Buffer {
         if set.reaches(attach) {
             return Ok(store);
         }
+        self.to_system(&store, locked)
+    }
+
+    /// Moves the buffer from `store`, its device memory, to system memory,
+    /// with every importer told (`EBUSY` if it is pinned). The copy is made
+    /// after that, while the lock keeps every access out.
+    fn to_system(&self, store: &Store, locked: &BufLocked<'_>) -> Result<Store> {
         if self.stats.pins.load(Ordering::Relaxed) > 0 {
             return Err(EBUSY);
         }
@@ -490,9 +502,37 @@ impl Buffer {
         let new = Store::new(&self.orders, Placement::System)?;
         *self.store.lock() = new.clone();
         self.moved(locked);
-        new.copy_from(&store)?;
+        new.copy_from(store)?;
         Ok(new)
     }
+}
+
+/// Revokes `vram`, whose device is being unbound: every buffer in it moves
+/// to system memory, its importers told first, as a GPU driver evicts VRAM
+/// (and vfio-pci revokes a BAR) instead of waiting for userspace. Returns
+/// how many moved, and how many could not (pinned there, or no system
+/// memory for them): the unbind waits for those to be released.
+pub(crate) fn revoke(vram: &Arc<Vram>) -> (usize, usize) {
+    let (mut moved, mut stuck) = (0, 0);
+    let Ok(alive) = bufs::alive() else {
+        return (0, 0);
+    };
+    for dmabuf in alive.iter() {
+        let Some(exp) = dmabuf.exporter::<DynamicExp>() else {
+            continue;
+        };
+        let buf = &exp.buf;
+        let guard = dmabuf.lock();
+        let store = buf.store.lock().clone();
+        if !matches!(&store, Store::Device(set) if set.is_in(vram)) {
+            continue;
+        }
+        match buf.to_system(&store, &guard) {
+            Ok(_) => moved += 1,
+            Err(_) => stuck += 1,
+        }
+    }
+    (moved, stuck)
 }
 
 /// The copy of a migration. It runs when dropped, so the fence is signalled

@@ -4,6 +4,7 @@
 //! crate of 7.3 does not wrap the way an exporter needs: the module's only
 //! `unsafe` code.
 
+pub(crate) mod bufs;
 pub(crate) mod miscdev;
 pub(crate) mod p2p;
 pub(crate) mod page;

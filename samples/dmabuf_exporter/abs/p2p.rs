@@ -15,8 +15,10 @@
 //! vfio-pci builds its tables.
 //!
 //! The registration is managed by the device (devres): it goes away when the
-//! driver is unbound. [`Vram::unbind`] waits until every allocation is freed
-//! before that, as vfio waits for its users; allocations made after it fail.
+//! driver is unbound. The unbind stops new allocations ([`Vram::stop`]), has
+//! the exporter move every buffer it can out of the memory, then waits until
+//! every allocation is freed ([`Vram::wait_released`]): what is left is
+//! memory an importer pinned there, which only its release gives back.
 
 use super::page::{Backing, ChunkSet};
 use core::ptr::NonNull;
@@ -32,7 +34,7 @@ use kernel::prelude::*;
 use kernel::sync::aref::ARef;
 use kernel::sync::{new_condvar, new_mutex, Arc, CondVar, Mutex};
 
-/// What [`Vram::unbind`] and the allocations share.
+/// What the unbind and the allocations share.
 struct VramState {
     /// The driver is bound: new allocations may be made.
     bound: bool,
@@ -112,11 +114,15 @@ impl Vram {
         (self.start.wrapping_add(self.bus_offset), self.len)
     }
 
-    /// Stops new allocations and waits until every allocation is freed: from
-    /// the driver's unbind callback, before the registration goes.
-    pub(crate) fn unbind(&self) {
+    /// Stops new allocations: from the driver's unbind callback, first.
+    pub(crate) fn stop(&self) {
+        self.state.lock().bound = false;
+    }
+
+    /// Waits until every allocation is freed: from the driver's unbind
+    /// callback, after [`Vram::stop`], before the registration goes.
+    pub(crate) fn wait_released(&self) {
         let mut state = self.state.lock();
-        state.bound = false;
         if state.chunks > 0 {
             dev_info!(
                 &*self.pdev,
@@ -294,6 +300,13 @@ impl ChunkSet<VramChunk> {
         // `vmf_insert_pfn()` applies; the caller keeps the set as the
         // buffer's memory until the CPU mappings are zapped.
         unsafe { fault.insert_pfn(pfn) }
+    }
+
+    /// Whether this set was allocated from `vram`.
+    pub(crate) fn is_in(&self, vram: &Arc<Vram>) -> bool {
+        self.chunks()
+            .first()
+            .is_some_and(|c| Arc::ptr_eq(&c.vram, vram))
     }
 
     /// Whether the device of `attach` reaches this memory ([`Vram::reaches`]).

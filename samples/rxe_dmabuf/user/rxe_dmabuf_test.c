@@ -37,6 +37,7 @@
  *                                  that a stalled case fails alone).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -867,6 +868,105 @@ out:
 		result(!system("echo 0 > " PINNED_PARAM), "%s: dynamic_mode_restored", tag);
 }
 
+#define EXP_PCI_DRIVER "/sys/bus/pci/drivers/dmabuf_exporter_rs"
+
+/* Writes @bdf to the exporter's PCI driver file @op ("bind", "unbind"). */
+static int exp_pci(const char *op, const char *bdf)
+{
+	char path[128];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), EXP_PCI_DRIVER "/%s", op);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return 0;
+	ok = write(fd, bdf, strlen(bdf)) == (ssize_t)strlen(bdf);
+	close(fd);
+	return ok;
+}
+
+/* The PCI address of the device memory's device, bound to the exporter. */
+static int exp_pci_device(char *bdf, size_t size)
+{
+	struct dirent *e;
+	DIR *d = opendir(EXP_PCI_DRIVER);
+	int found = 0;
+
+	while (d && !found && (e = readdir(d)))
+		if (strchr(e->d_name, ':') && strlen(e->d_name) < size) {
+			memcpy(bdf, e->d_name, strlen(e->d_name) + 1);
+			found = 1;
+		}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * Unbinding the device whose BAR is the device memory revokes that memory:
+ * a buffer there under a dynamic MR moves to system memory, its importer
+ * told first, and the unbind returns without waiting for userspace to let
+ * go (as GPU drivers evict VRAM and vfio-pci revokes a BAR). The contents
+ * move with it, and the MR keeps working on the moved buffer. The device is
+ * bound again afterwards, and its memory serves new buffers.
+ */
+static void devmem_unbind_case(unsigned char *host, struct ibv_mr *hmr)
+{
+	const size_t len = 4 * PAGE;
+	const __u64 iova = 0x7d0000000000ULL;
+	struct dmabuf_exp_stats st;
+	char bdf[64];
+	int err, ok, fd;
+	struct dmr mr;
+
+	if (!exp_pci_device(bdf, sizeof(bdf))) {
+		result(0, "devmem_unbind: device_bound_to_the_exporter");
+		return;
+	}
+	fd = devmem_create(NULL, 0, len, &err);
+	result(fd >= 0 && exp_stats(fd).placement == DMABUF_EXP_PLACEMENT_DEVMEM,
+	       "devmem_unbind: buffer_in_device_memory (errno %d)", err);
+	if (fd < 0)
+		return;
+	err = reg_dmabuf_mr(0, len, iova, fd, ACCESS_ALL, &mr);
+	result(!err, "devmem_unbind: reg_dmabuf_mr (errno %d)", err);
+	if (err) {
+		close(fd);
+		return;
+	}
+	fill(host, len, 41);
+	ok = rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, len, iova, mr.rkey);
+	result(ok && devmem_holds(fd, 0, len, 41), "devmem_unbind: rdma_write_into_devmem%s",
+	       why_failed());
+
+	/* Returns only once the device memory is released: with the MR live. */
+	ok = exp_pci("unbind", bdf);
+	st = exp_stats(fd);
+	result(ok && st.placement == DMABUF_EXP_PLACEMENT_SYSTEM && st.migrations == 1 &&
+	       st.move_notifies == 1 && st.mappings == 0,
+	       "devmem_unbind: unbind_moves_the_buffer_out (in %s memory, %llu migrations, %llu notified, %llu mapped)",
+	       placement_name(&st), (unsigned long long)st.migrations,
+	       (unsigned long long)st.move_notifies, (unsigned long long)st.mappings);
+	result(devmem_holds(fd, 0, len, 41), "devmem_unbind: contents_moved_along");
+	fill(host, len, 42);
+	ok = rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, len, iova, mr.rkey);
+	result(ok && devmem_holds(fd, 0, len, 42), "devmem_unbind: mr_works_after_revoke%s",
+	       why_failed());
+	st = exp_stats(fd);
+	result(st.p2p_maps == 1 && st.mappings == 1,
+	       "devmem_unbind: remapped_in_system_memory (%llu peer-to-peer maps, %llu mapped)",
+	       (unsigned long long)st.p2p_maps, (unsigned long long)st.mappings);
+	result(!dereg_mr(&mr), "devmem_unbind: dereg");
+	close(fd);
+
+	ok = exp_pci("bind", bdf);
+	fd = devmem_create(NULL, 0, len, &err);
+	result(ok && fd >= 0 && exp_stats(fd).placement == DMABUF_EXP_PLACEMENT_DEVMEM,
+	       "devmem_unbind: bound_again_serves_device_memory (errno %d)", err);
+	if (fd >= 0)
+		close(fd);
+}
+
 /*
  * Device memory <-> system memory under traffic: writes into a dynamic MR
  * while the buffer moves both ways, first in turn with the writes, then from
@@ -1090,6 +1190,8 @@ int main(int argc, char **argv)
 		devmem_traffic_case(host, hmr, 1);
 	if (wanted("devmem_migrations"))
 		devmem_migration_case(host, hmr);
+	if (wanted("devmem_unbind"))
+		devmem_unbind_case(host, hmr);
 	if (wanted("errnos"))
 		errno_cases();
 	if (wanted("pinned"))

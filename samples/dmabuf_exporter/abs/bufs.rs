@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The buffers this module exported, found again: what a device's unbind
+//! needs to move every buffer out of the device's memory.
+//!
+//! C header: [`include/linux/file.h`](srctree/include/linux/file.h)
+//!
+//! The list holds no reference (it would keep every buffer alive for ever).
+//! An entry is the address of a `struct dma_buf`, removed by the buffer's
+//! exporter data when the core drops it in its release, before the
+//! `struct dma_buf` is freed; [`alive`] takes a reference to each listed
+//! buffer whose file is not already on its way out (`get_file_active()`).
+
+use core::ptr::NonNull;
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use kernel::bindings;
+use kernel::dma_buf::export::{self, Exporter};
+use kernel::dma_buf::DmaBuf;
+use kernel::prelude::*;
+use kernel::sync::aref::ARef;
+use kernel::sync::{rcu, Arc, UniqueArc};
+
+kernel::sync::global_lock! {
+    // SAFETY: initialised once, by `init` (guarded by `READY`), before any
+    // other use, which checks `READY`.
+    unsafe(uninit) static LISTED: Mutex<KVec<usize>> = KVec::new();
+}
+
+/// Whether [`LISTED`] is initialised.
+static READY: AtomicBool = AtomicBool::new(false);
+
+/// Sets up the list (from module init; further calls do nothing).
+pub(crate) fn init() {
+    static INIT: AtomicBool = AtomicBool::new(false);
+    if INIT.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    // SAFETY: the first and only call (`INIT` above); nothing uses the lock
+    // before `READY` is set below.
+    unsafe { LISTED.init() };
+    READY.store(true, Ordering::Release);
+}
+
+/// A buffer's place in the list, part of its exporter data: the entry is
+/// removed when this is dropped.
+///
+/// # Invariants
+///
+/// Not zero, the value is the address of a `struct dma_buf` whose exporter
+/// data holds this slot, and it is listed until the slot is dropped.
+pub(crate) struct ListSlot(AtomicUsize);
+
+impl ListSlot {
+    /// A slot whose buffer is not listed (yet).
+    pub(crate) const fn new() -> Self {
+        Self(AtomicUsize::new(0))
+    }
+}
+
+impl Drop for ListSlot {
+    fn drop(&mut self) {
+        let addr = *self.0.get_mut();
+        if addr == 0 {
+            return;
+        }
+        let mut list = LISTED.lock();
+        list.retain(|a| *a != addr);
+    }
+}
+
+/// Exports `data` as [`export::export`] does, and lists the buffer in the
+/// slot `slot` finds in the data.
+///
+/// `data` is unique, so the buffer holds the only reference to it, and the
+/// core drops it, with the slot, in its release: before the `struct dma_buf`
+/// is freed, as the list needs.
+pub(crate) fn export_listed<T: Exporter>(
+    name: &'static CStr,
+    data: Pin<UniqueArc<T>>,
+    size: usize,
+    slot: impl Fn(&T) -> &ListSlot,
+) -> Result<ARef<DmaBuf>> {
+    if !READY.load(Ordering::Acquire) {
+        return Err(ENODEV);
+    }
+    let data: Arc<T> = data.into();
+    let buf = export::export(name, data, size)?;
+    let listed = slot(buf.exporter::<T>().ok_or(EINVAL)?);
+    // CAST: the address is what the list keeps, a plain integer.
+    let addr = buf.as_raw() as usize;
+    LISTED.lock().push(addr, GFP_KERNEL)?;
+    // INVARIANT: listed just now; the slot lives in the buffer's data.
+    listed.0.store(addr, Ordering::Relaxed);
+    Ok(buf)
+}
+
+/// References to the listed buffers that are still alive.
+pub(crate) fn alive() -> Result<KVec<ARef<DmaBuf>>> {
+    if !READY.load(Ordering::Acquire) {
+        return Ok(KVec::new());
+    }
+    let list = LISTED.lock();
+    let mut out = KVec::with_capacity(list.len(), GFP_KERNEL)?;
+    let mut full = None;
+    for &addr in list.iter() {
+        // CAST: an address the list keeps (type invariant of `ListSlot`).
+        let raw = addr as *mut bindings::dma_buf;
+        let file = {
+            let _rcu = rcu::read_lock();
+            // SAFETY: `raw` is listed, so its `struct dma_buf` is not freed
+            // before its exporter data drops its slot, which needs the lock we
+            // hold; `get_file_active()` runs under RCU, as it must, and takes a
+            // reference unless the file's count already dropped to zero.
+            unsafe { bindings::get_file_active(core::ptr::addr_of_mut!((*raw).file)) }
+        };
+        if file.is_null() {
+            // Being released: its slot waits for the lock to unlist it.
+            continue;
+        }
+        // SAFETY: the reference just taken on the buffer's file is a reference
+        // to the buffer (`get_dma_buf()` takes the same), now owned here.
+        let buf = unsafe { ARef::from_raw(NonNull::new_unchecked(raw.cast::<DmaBuf>())) };
+        // The capacity was reserved above, so this does not fail; if it did,
+        // the reference would be put after the lock is released (the last
+        // one's release takes the lock).
+        if let Err(e) = out.push_within_capacity(buf) {
+            full = Some(e);
+            break;
+        }
+    }
+    drop(list);
+    match full {
+        None => Ok(out),
+        Some(_) => Err(ENOMEM),
+    }
+}
