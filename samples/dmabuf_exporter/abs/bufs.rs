@@ -18,7 +18,7 @@ use kernel::dma_buf::export::{self, Exporter};
 use kernel::dma_buf::DmaBuf;
 use kernel::prelude::*;
 use kernel::sync::aref::ARef;
-use kernel::sync::{rcu, Arc, UniqueArc};
+use kernel::sync::{Arc, UniqueArc};
 
 kernel::sync::global_lock! {
     // SAFETY: initialised once, by `init` (guarded by `READY`), before any
@@ -65,6 +65,12 @@ impl Drop for ListSlot {
         }
         let mut list = LISTED.lock();
         list.retain(|a| *a != addr);
+        if list.is_empty() {
+            // Its storage goes with the last buffer: the module (which every
+            // buffer holds) can be unloaded only then, and the static's value
+            // is never dropped.
+            *list = KVec::new();
+        }
     }
 }
 
@@ -105,14 +111,12 @@ pub(crate) fn alive() -> Result<KVec<ARef<DmaBuf>>> {
     for &addr in list.iter() {
         // CAST: an address the list keeps (type invariant of `ListSlot`).
         let raw = addr as *mut bindings::dma_buf;
-        let file = {
-            let _rcu = rcu::read_lock();
-            // SAFETY: `raw` is listed, so its `struct dma_buf` is not freed
-            // before its exporter data drops its slot, which needs the lock we
-            // hold; `get_file_active()` runs under RCU, as it must, and takes a
-            // reference unless the file's count already dropped to zero.
-            unsafe { bindings::get_file_active(core::ptr::addr_of_mut!((*raw).file)) }
-        };
+        // SAFETY: `raw` is listed, so its `struct dma_buf` is not freed before
+        // its exporter data drops its slot, which needs the lock we hold.
+        // `get_file_active()` reads the file pointer under RCU and takes a
+        // reference unless the file's count already dropped to zero (files
+        // are freed by RCU, so a file being released is still readable).
+        let file = unsafe { bindings::get_file_active(core::ptr::addr_of_mut!((*raw).file)) };
         if file.is_null() {
             // Being released: its slot waits for the lock to unlist it.
             continue;
