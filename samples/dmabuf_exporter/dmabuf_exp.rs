@@ -6,9 +6,11 @@
 //! - [`tests`]: KUnit bodies (suite `dmabuf_exporter_rs`).
 //! - [`exporter`]: the exporter logic, no `unsafe`; [`devmem`]: the PCI
 //!   driver of the device memory buffers may live in.
-//! - [`abs`]: what the sample needs beyond the kernel crate (misc device,
-//!   page chunks and their DMA tables, peer-to-peer device memory and its
-//!   tables, an owned workqueue): all of the module's `unsafe` lives there. The dma-buf abstractions themselves
+//! - [`abs`]: what the sample needs beyond the kernel crate (user memory for
+//!   the ioctls, page chunks and their DMA tables, peer-to-peer device memory
+//!   and its tables, the list of exported buffers, an owned workqueue): all
+//!   of the module's `unsafe` lives there. The misc device is 7.3's
+//!   `kernel::miscdevice`. The dma-buf abstractions themselves
 //!   (`kernel::dma_buf`, `kernel::dma_buf::export`) are the kernel crate's,
 //!   added by the patch series.
 
@@ -19,6 +21,7 @@ mod exporter;
 mod tests;
 mod uapi;
 
+use kernel::miscdevice::{MiscDeviceOptions, MiscDeviceRegistration};
 use kernel::prelude::*;
 
 module! {
@@ -34,14 +37,19 @@ module! {
 /// unbind moves the buffers out of device memory), then the misc device.
 struct DmabufExporterRs {
     _pci: Pin<KBox<kernel::driver::Registration<kernel::pci::Adapter<devmem::IvshmemDriver>>>>,
-    _dev: Pin<KBox<abs::miscdev::MiscDevice<uapi::ExporterIoctl>>>,
+    _dev: Pin<KBox<MiscDeviceRegistration<uapi::ExporterIoctl>>>,
 }
 
 impl kernel::Module for DmabufExporterRs {
     fn init(module: &'static ThisModule) -> Result<Self> {
         abs::p2p::registry_init();
         abs::bufs::init();
-        let dev = abs::miscdev::MiscDevice::register(module, kernel::c_str!("dmabuf_exporter_rs"))?;
+        let dev = KBox::pin_init(
+            MiscDeviceRegistration::register(MiscDeviceOptions {
+                name: kernel::c_str!("dmabuf_exporter_rs"),
+            }),
+            GFP_KERNEL,
+        )?;
         let pci = KBox::pin_init(
             kernel::driver::Registration::new(kernel::c_str!("dmabuf_exporter_rs"), module),
             GFP_KERNEL,

@@ -5,13 +5,15 @@
 
 #![forbid(unsafe_code)]
 
-use crate::abs::miscdev::{user_slice, Ioctl};
+use crate::abs::user::user_slice;
 use crate::exporter::{self, Placement};
 #[cfg(umem_kunit)]
 use core::mem::offset_of;
 use core::mem::size_of;
 use kernel::dma_buf::DmaBuf;
+use kernel::fs::File;
 use kernel::ioctl::{_IOW, _IOWR};
+use kernel::miscdevice::{MiscDevice, MiscDeviceRegistration};
 use kernel::prelude::*;
 
 const VERSION: u32 = 1;
@@ -100,7 +102,7 @@ const _: () = assert!(size_of::<Migrate>() == 16);
 const _: () = assert!(size_of::<Stats>() == 88);
 const _: () = assert!(size_of::<Inject>() == 16);
 const _: () = assert!(size_of::<Rw>() == 40);
-// `FromBytes`/`AsBytes` for them: abs/miscdev.rs, the one place that may
+// `FromBytes`/`AsBytes` for them: abs/user.rs, the one place that may
 // assert such things.
 
 /// The offset of every field and the size of every structure, in the order
@@ -155,19 +157,28 @@ const IOC_STATS: u32 = _IOWR::<Stats>(MAGIC, 3);
 const IOC_INJECT: u32 = _IOW::<Inject>(MAGIC, 4);
 const IOC_RW: u32 = _IOW::<Rw>(MAGIC, 5);
 
-/// The ioctl handler of the misc device.
+/// The misc device `/dev/dmabuf_exporter_rs`: no per-file state, the
+/// ioctls below.
 pub(crate) struct ExporterIoctl;
 
-impl Ioctl for ExporterIoctl {
-    fn ioctl(cmd: u32, arg: usize) -> Result<i32> {
-        match cmd {
+#[vtable]
+impl MiscDevice for ExporterIoctl {
+    type Ptr = ();
+
+    fn open(_file: &File, _misc: &MiscDeviceRegistration<Self>) -> Result<()> {
+        Ok(())
+    }
+
+    fn ioctl(_device: (), _file: &File, cmd: u32, arg: usize) -> Result<isize> {
+        let r = match cmd {
             IOC_CREATE => create(arg),
             IOC_MIGRATE => migrate(arg),
             IOC_STATS => stats(arg),
             IOC_INJECT => inject(arg),
             IOC_RW => rw(arg),
             _ => Err(ENOTTY),
-        }
+        }?;
+        Ok(r.try_into()?)
     }
 }
 

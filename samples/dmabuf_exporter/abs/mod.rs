@@ -5,10 +5,10 @@
 //! `unsafe` code.
 
 pub(crate) mod bufs;
-pub(crate) mod miscdev;
 pub(crate) mod p2p;
 pub(crate) mod page;
 #[cfg(umem_kunit)]
 pub(crate) mod probe;
 pub(crate) mod table;
+pub(crate) mod user;
 pub(crate) mod workqueue;
