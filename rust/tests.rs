@@ -11,7 +11,7 @@ use crate::abs::testing::{device_refs, ib_device, install_foreign, unmap_foreign
 use crate::abs::umem::{OwnedUmem, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked};
 use crate::importer::RustImporter;
 use kernel::device::{Bound, Device};
-use kernel::dma_buf::export::OwnedImport;
+use kernel::dma_buf::import::OwnedImport;
 use kernel::dma_buf::{Attachment, Importer, LockedAttachment};
 use kernel::kunit::Test;
 use kernel::page::PAGE_SIZE;

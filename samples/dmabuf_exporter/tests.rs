@@ -11,7 +11,7 @@ use crate::abs::workqueue::msleep;
 use crate::exporter::{self, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::device::{Bound, Device};
-use kernel::dma_buf::export::{flush_delayed_releases, Import, OwnedImport};
+use kernel::dma_buf::import::{flush_delayed_releases, Import, OwnedImport};
 use kernel::dma_buf::{DmaBuf, Importer, LockedAttachment};
 use kernel::kunit::Test;
 use kernel::page::PAGE_SIZE;

@@ -5,7 +5,7 @@
 // the bound device, and builds).
 // expect: E0308 mismatched types
 use kernel::device::{Bound, Device};
-use kernel::dma_buf::export::OwnedImport;
+use kernel::dma_buf::import::OwnedImport;
 use kernel::dma_buf::{DmaBuf, Importer};
 use kernel::prelude::*;
 use kernel::sync::aref::ARef;

@@ -1,7 +1,8 @@
 // An importer written against the static-import shape of the upstream
 // drafts (DmaBuf::get, attach for a bound device, a mapping that owns the
-// attachment and reads as an SGTable of DMA addresses, into_fd) builds
-// unchanged against kernel::dma_buf: the API is a superset of that shape.
+// attachment and reads as an SGTable of DMA addresses, vmap with a CPU
+// access guard whose accessors return errors, into_fd) builds unchanged
+// against kernel::dma_buf: the API is a superset of that shape.
 // expect: ok
 use kernel::device::{Bound, Device};
 use kernel::dma::DataDirection;
@@ -23,5 +24,11 @@ pub(crate) fn case(fd: i32, dev: &Device<Bound>) -> Result<i32> {
         program(sg.dma_address(), sg.dma_len());
     }
     drop(mapping);
+    let vmap = buf.vmap()?;
+    let cpu = vmap.cpu_access(DataDirection::FromDevice)?;
+    let mut header = [0u8; 16];
+    cpu.read(0, &mut header)?;
+    drop(cpu);
+    drop(vmap);
     DmaBuf::into_fd(buf)
 }
