@@ -73,8 +73,9 @@ phase_mark end "set-up, kernel source and patches"
 # take the CPU time that the test kernel's build leaves idle (its Rust
 # crates and its link are serial) and then what the host checks and the
 # boots leave: rdma-core at nice 10, for the rdma-core boot; at nice 19 the
-# compile-only build of the hardware RDMA drivers (kernel/drivers.config),
-# then the fast kernel, for the regression gate at the end.
+# fast kernel, for the regression gates at the end, then the compile-only
+# build of the hardware RDMA drivers (kernel/drivers.config), which the
+# gate boots can run beside (each is one vCPU).
 # A new session is also a new scheduling autogroup, which would compete as
 # an equal with the rest whatever its processes' nice values (measured: the
 # nice 19 build took half the CPU from the test kernel's), so the group
@@ -82,21 +83,26 @@ phase_mark end "set-up, kernel source and patches"
 rm -f "$LOGDIR"/{rdma-core,kernel-drivers,kernel-fast}.rc
 nice -n 10 setsid bash -c 'echo 10 >/proc/self/autogroup 2>/dev/null
 	"$0/scripts/rdma-core.sh" >"$1/rdma-core.txt" 2>&1
-	echo $? >"$1/rdma-core.rc"' "$ROOT" "$LOGDIR" &
+	echo $? >"$1/rdma-core.rc.tmp" && mv "$1/rdma-core.rc.tmp" "$1/rdma-core.rc"' "$ROOT" "$LOGDIR" &
 rcpid=$!
 nice -n 19 setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null
-for k in drivers fast; do
+for k in fast drivers; do
 	UMEM_KERNEL=$k "$0/scripts/kernel.sh" >"$1/kernel-$k.txt" 2>&1
-	echo $? >"$1/kernel-$k.rc"
+	echo $? >"$1/kernel-$k.rc.tmp" && mv "$1/kernel-$k.rc.tmp" "$1/kernel-$k.rc"
 done' "$ROOT" "$LOGDIR" &
 bgpid=$!
 stop_background() { kill -- -"$rcpid" -"$bgpid" 2>/dev/null || true; }
-built() {	# built NAME PID: waits for PID, then says how the build NAME went
-	if kill -0 "$2" 2>/dev/null; then
+built() {	# built NAME PID: waits for the build NAME of the chain PID, then says how it went
+	if [ ! -e "$LOGDIR/$1.rc" ] && kill -0 "$2" 2>/dev/null; then
 		say "waiting for the background build of $1 (log: $LOGDIR/$1.txt)"
-		tail -n 1 -f --pid="$2" "$LOGDIR/$1.txt" || true
+		tail -n 1 -f "$LOGDIR/$1.txt" 2>/dev/null &
+		local tailpid=$!
+		while [ ! -e "$LOGDIR/$1.rc" ] && kill -0 "$2" 2>/dev/null; do
+			sleep 2
+		done
+		kill "$tailpid" 2>/dev/null
+		wait "$tailpid" 2>/dev/null
 	fi
-	wait "$2" 2>/dev/null || true
 	[ "$(cat "$LOGDIR/$1.rc" 2>/dev/null)" = 0 ] && return
 	echo "    the background build of $1 failed (log: $LOGDIR/$1.txt):" >&2
 	tail -n 20 "$LOGDIR/$1.txt" >&2
@@ -165,6 +171,8 @@ record "kernel crate with the series' abstractions: clippy (CLIPPY=1, no warning
 	"$ROOT/scripts/lint.sh" clippy-kernel
 # The kernel crate keeps misuses of its dma-buf API from compiling.
 record "build-must-fail: misuses of kernel::dma_buf do not compile" "$ROOT/scripts/buildfail.sh"
+record "every public item of kernel::dma_buf has a runnable example (doctests, judged at boot)" \
+	"$ROOT/scripts/lint.sh" examples
 record "checkpatch --strict: C sources" "$ROOT/scripts/lint.sh" checkpatch
 record "runner self-test (verdict on synthetic logs)" "$ROOT/scripts/selftest/runner.sh"
 record "planted failures turn the verdict red, each named (manifest, boot-time KTAP, gates, sanitizers)" \
@@ -208,7 +216,7 @@ wait $rpid
 # dma-buf core does not copy every mapped table as the test kernel's does:
 # the Rust importer's cost per table entry, and its fixed cost per one-entry
 # registration, against the C one's, in one boot.
-# Last, because the module tree is rebuilt for that kernel.
+# After the boots, because the module tree is rebuilt for that kernel.
 #
 # gate_boot NAME MAX OP_MAX QEMU_ARGS [PARAM=VALUE...]: one boot of the fast
 # kernel (QEMU_ARGS added to QEMU's) that runs the gate's two cases with the
@@ -260,10 +268,11 @@ gate_insns() {
 	gate_boot gate-insns 1000 1039 "-icount shift=0,sleep=off" \
 		bench_gate_rounds=5 bench_gate_op_rounds=101
 }
-if kill -0 "$bgpid" 2>/dev/null; then
-	say "waiting for the background builds (logs: $LOGDIR/kernel-drivers.txt, kernel-fast.txt)"
-	tail -n 1 -f --pid="$bgpid" "$LOGDIR/kernel-drivers.txt" "$LOGDIR/kernel-fast.txt" 2>/dev/null || true
-fi
+say "regression gate on the fast kernel (log: $LOGDIR/gate-report.txt)"
+record "regression gate: Rust/C per table entry <= 1.10, per one-entry registration <= 1.15 (fast kernel)" gate
+say "instruction gate on the fast kernel, QEMU -icount (log: $LOGDIR/gate-insns-report.txt)"
+record "instruction gate: Rust/C instructions per table entry <= 1.000, per one-entry registration <= 1.039 (Linux 6.12's)" \
+	gate_insns
 # A driver that no longer compiles against the patched ib_core fails its
 # build; one that silently stopped being built, or stopped calling the
 # importer, or calls a function the patched kernel does not export, fails
@@ -281,9 +290,4 @@ hw_drivers_test_fails() {
 record "hardware RDMA drivers with dma-buf MRs compile against the series (${HW_RDMA_DRIVERS[*]##*/})" \
 	hw_drivers_built
 record "the drivers' test fails on a kernel without an export that irdma calls" hw_drivers_test_fails
-say "regression gate on the fast kernel (log: $LOGDIR/gate-report.txt)"
-record "regression gate: Rust/C per table entry <= 1.10, per one-entry registration <= 1.15 (fast kernel)" gate
-say "instruction gate on the fast kernel, QEMU -icount (log: $LOGDIR/gate-insns-report.txt)"
-record "instruction gate: Rust/C instructions per table entry <= 1.000, per one-entry registration <= 1.039 (Linux 6.12's)" \
-	gate_insns
 finish "$log" "$blog" "$rlog" "$slog" "$clog"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# lint.sh rustfmt|rustfmt-fix|no-unsafe|clippy-user|clippy-kernel|checkpatch|history:
+# lint.sh rustfmt|rustfmt-fix|no-unsafe|clippy-user|clippy-kernel|checkpatch|history|
+#         examples|patchrefs:
 # style checks on the project's own sources, with the kernel's own
 # configuration and tools.
 set -euo pipefail
@@ -71,6 +72,12 @@ history)
 	pat+="\\b${b}get\\b|\\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\\b"
 	bad=$(git grep --untracked -nIiE "$pat" -- . ':!patches/rdma-core' || true)
 	[ -z "$bad" ] || { echo "development history in the tree:"; echo "$bad"; exit 1; } >&2
+	;;
+examples)
+	# Every public item of kernel::dma_buf, and each one the series adds
+	# elsewhere in the kernel crate, shown in a runnable example
+	# (scripts/examples.py has the rules).
+	python3 "$ROOT/scripts/examples.py" "$KSRC"
 	;;
 patchrefs)
 	# The manual names patches of the series by number and subject, checked

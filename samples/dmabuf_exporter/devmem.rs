@@ -65,13 +65,21 @@ impl pci::Driver for IvshmemDriver {
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
         p2p::withdraw(&this.vram);
         this.vram.stop();
-        let (moved, stuck) = exporter::revoke(&this.vram);
+        let done = exporter::revoke(&this.vram);
         dev_info!(
             pdev,
             "unbind: {} buffers moved to system memory, {} pinned in device memory\n",
-            moved,
-            stuck
+            done.moved,
+            done.pinned
         );
+        if let Some(e) = done.error {
+            dev_warn!(
+                pdev,
+                "unbind: {} buffers could not move to system memory ({:?}): waiting for their release\n",
+                done.failed,
+                e
+            );
+        }
         this.vram.wait_released();
     }
 }

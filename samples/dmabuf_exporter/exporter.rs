@@ -507,17 +507,30 @@ impl Buffer {
     }
 }
 
+/// What [`revoke`] did to the buffers in a device's memory.
+#[derive(Default)]
+pub(crate) struct Revoked {
+    /// Moved to system memory.
+    pub(crate) moved: usize,
+    /// Pinned there by an importer (`EBUSY`).
+    pub(crate) pinned: usize,
+    /// Could not move for another reason (no system memory for them).
+    pub(crate) failed: usize,
+    /// The last such reason.
+    pub(crate) error: Option<Error>,
+}
+
 /// Revokes `vram`, whose device is being unbound: every buffer in it moves
 /// to system memory, its importers told first, as a GPU driver evicts VRAM
-/// (and vfio-pci revokes a BAR) instead of waiting for userspace. Returns
-/// how many moved, and how many could not (pinned there, or no system
-/// memory for them): the unbind waits for those to be released.
-pub(crate) fn revoke(vram: &Arc<Vram>) -> (usize, usize) {
-    let (mut moved, mut stuck) = (0, 0);
-    let Ok(alive) = bufs::alive() else {
-        return (0, 0);
-    };
-    for dmabuf in alive.iter() {
+/// (and vfio-pci revokes a BAR) instead of waiting for userspace. Allocates
+/// nothing to find them; says how many moved and how many could not (the
+/// unbind waits for those to be released).
+pub(crate) fn revoke(vram: &Arc<Vram>) -> Revoked {
+    let mut done = Revoked::default();
+    let mut cursor = 0;
+    while let Some(dmabuf) = bufs::next_after(cursor) {
+        // CAST: the walk's cursor is the buffer's address.
+        cursor = dmabuf.as_raw() as usize;
         let Some(exp) = dmabuf.exporter::<DynamicExp>() else {
             continue;
         };
@@ -528,11 +541,15 @@ pub(crate) fn revoke(vram: &Arc<Vram>) -> (usize, usize) {
             continue;
         }
         match buf.to_system(&store, &guard) {
-            Ok(_) => moved += 1,
-            Err(_) => stuck += 1,
+            Ok(_) => done.moved += 1,
+            Err(e) if e == EBUSY => done.pinned += 1,
+            Err(e) => {
+                done.failed += 1;
+                done.error = Some(e);
+            }
         }
     }
-    (moved, stuck)
+    done
 }
 
 /// The copy of a migration. It runs when dropped, so the fence is signalled

@@ -24,7 +24,7 @@ pub(crate) fn case(fd: i32, dev: &Device<Bound>) -> Result<i32> {
         program(sg.dma_address(), sg.dma_len());
     }
     drop(mapping);
-    let vmap = buf.vmap()?;
+    let mut vmap = buf.vmap()?;
     let cpu = vmap.cpu_access(DataDirection::FromDevice)?;
     let mut header = [0u8; 16];
     cpu.read(0, &mut header)?;

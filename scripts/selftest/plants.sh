@@ -11,7 +11,8 @@
 # result outside every KTAP document, a job that exited non-zero or
 # printed no exit line, a result the manifest does not list, a boot
 # without a section, a debugobjects report from code other than the one
-# known upstream report; and the storm gate with a slow Rust importer.
+# known upstream report; the storm gate with a slow Rust importer; and
+# the examples rule with an item that has none.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 KUNIT_PY=$KSRC/tools/testing/kunit/kunit.py
@@ -322,4 +323,56 @@ elif gate storm-none || ! grep -qF 'no interleaved C and Rust rounds' "$tmp/stor
 else
 	echo "    ok   plant 'storm gate, Rust 1.3 times slower' and 'without rounds': red, named"
 fi
+# The examples rule (scripts/examples.py, lint.sh examples) on a synthetic
+# file: green as written; red, naming the item, for a type whose example
+# section is prose only, for a function without one, and for a method no
+# doctest calls.
+examples_file() {	# examples_file PLANT
+	cat <<'EOT'
+/// A counter.
+///
+/// # Examples
+///
+/// ```
+/// let c = Counter::new();
+/// assert_eq!(c.get(), 0);
+/// ```
+pub struct Counter(u32);
+
+impl Counter {
+    /// A counter at zero.
+    pub fn new() -> Self {
+        Counter(0)
+    }
+
+    /// Its value.
+    pub fn get(&self) -> u32 {
+        self.0
+    }
+EOT
+	[ "$1" != method ] || printf '\n    /// Adds one.\n    pub fn bump(&mut self) {\n        self.0 += 1;\n    }\n'
+	echo "}"
+	[ "$1" != function ] || printf '\n/// Two.\npub fn two() -> u32 {\n    2\n}\n'
+	[ "$1" != prose ] || printf '\n/// Nothing.\n///\n/// # Examples\n///\n/// See [`Counter`].\npub struct Nothing;\n'
+}
+examples_plant() {	# examples_plant PLANT MESSAGE
+	examples_file "$1" >"$tmp/ex-$1.rs"
+	if python3 "$ROOT/scripts/examples.py" "$KSRC" "$tmp/ex-$1.rs" >"$tmp/ex-$1.out" 2>&1 ||
+	   ! grep -qF "$2" "$tmp/ex-$1.out"; then
+		echo "    FAIL plant 'examples: $1': not red, or not named" >&2
+		cat "$tmp/ex-$1.out" >&2
+		bad=1
+	else
+		echo "    ok   plant 'examples: $1': red, named"
+	fi
+}
+examples_file none >"$tmp/ex-none.rs"
+if ! python3 "$ROOT/scripts/examples.py" "$KSRC" "$tmp/ex-none.rs" >"$tmp/ex-none.out" 2>&1; then
+	echo "    FAIL the examples rule is not green on a file that follows it" >&2
+	cat "$tmp/ex-none.out" >&2
+	bad=1
+fi
+examples_plant method 'public method `bump` has no "# Examples" and no doctest of its file calls it'
+examples_plant function 'public item `two` has no "# Examples"'
+examples_plant prose 'public item `Nothing` has no "# Examples"'
 exit $bad

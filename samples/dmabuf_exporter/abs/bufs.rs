@@ -8,7 +8,7 @@
 //! The list holds no reference (it would keep every buffer alive for ever).
 //! An entry is the address of a `struct dma_buf`, removed by the buffer's
 //! exporter data when the core drops it in its release, before the
-//! `struct dma_buf` is freed; [`alive`] takes a reference to each listed
+//! `struct dma_buf` is freed; [`next_after`] takes a reference to a listed
 //! buffer whose file is not already on its way out (`get_file_active()`).
 
 use core::ptr::NonNull;
@@ -100,15 +100,20 @@ pub(crate) fn export_listed<T: Exporter>(
     Ok(buf)
 }
 
-/// References to the listed buffers that are still alive.
-pub(crate) fn alive() -> Result<KVec<ARef<DmaBuf>>> {
+/// The listed buffer with the lowest address above `after` that is still
+/// alive, with a reference; `None` when there is none. Walking with the
+/// address of the buffer it returned visits every buffer listed before the
+/// walk began and still alive, without allocating (an unbind that cannot
+/// fail uses it) and without holding the list's lock while the caller works
+/// on a buffer.
+pub(crate) fn next_after(after: usize) -> Option<ARef<DmaBuf>> {
     if !READY.load(Ordering::Acquire) {
-        return Ok(KVec::new());
+        return None;
     }
     let list = LISTED.lock();
-    let mut out = KVec::with_capacity(list.len(), GFP_KERNEL)?;
-    let mut full = None;
-    for &addr in list.iter() {
+    let mut floor = after;
+    loop {
+        let addr = list.iter().copied().filter(|&a| a > floor).min()?;
         // CAST: an address the list keeps (type invariant of `ListSlot`).
         let raw = addr as *mut bindings::dma_buf;
         // SAFETY: `raw` is listed, so its `struct dma_buf` is not freed before
@@ -119,22 +124,13 @@ pub(crate) fn alive() -> Result<KVec<ARef<DmaBuf>>> {
         let file = unsafe { bindings::get_file_active(core::ptr::addr_of_mut!((*raw).file)) };
         if file.is_null() {
             // Being released: its slot waits for the lock to unlist it.
+            floor = addr;
             continue;
         }
         // SAFETY: the reference just taken on the buffer's file is a reference
-        // to the buffer (`get_dma_buf()` takes the same), now owned here.
-        let buf = unsafe { ARef::from_raw(NonNull::new_unchecked(raw.cast::<DmaBuf>())) };
-        // The capacity was reserved above, so this does not fail; if it did,
-        // the reference would be put after the lock is released (the last
-        // one's release takes the lock).
-        if let Err(e) = out.push_within_capacity(buf) {
-            full = Some(e);
-            break;
-        }
-    }
-    drop(list);
-    match full {
-        None => Ok(out),
-        Some(_) => Err(ENOMEM),
+        // to the buffer (`get_dma_buf()` takes the same), now owned here. If it
+        // is the last one, it is put after the lock is released (the caller
+        // drops it; the buffer's release takes the lock).
+        return Some(unsafe { ARef::from_raw(NonNull::new_unchecked(raw.cast::<DmaBuf>())) });
     }
 }
