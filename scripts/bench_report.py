@@ -13,12 +13,13 @@ ratios, and a 95% bootstrap interval of that median (seeded, so a log always
 gives the same report).
 
 The data-path blocks (DPBENCH) compare targets within one importer: each
-round runs ordinary, dynamic, pinned, pinned, dynamic, ordinary (the
-migration run: 0, 1, 10, 100, 100, 10, 1, 0 migrations per second), and the
-per-round ratio is against the ordinary MR (no migration): bandwidth over
-the baseline's bandwidth, or latency over the baseline's latency. The
-processes that print them run C, Rust, Rust, C per round too, so each
-target is also compared across importers: Rust/C time per message.
+round runs ordinary, dynamic, pinned, devmem, heap, heap, devmem, pinned,
+dynamic, ordinary (the migration run: 0, 1, 10, 100, 100, 10, 1, 0
+migrations per second), and the per-round ratio is against the ordinary MR
+(no migration): bandwidth over the baseline's bandwidth, or latency over
+the baseline's latency. The processes that print them run C, Rust, Rust, C
+per round too, so each target is also compared across importers: Rust/C
+time per message.
 
 BENCH_GATE lines (the regression gate, umem_bench_gate) give the gate's
 per-round Rust/C ratios; the report shows their median.
@@ -129,8 +130,8 @@ def summarize_dp_importers(data):
 
 
 def target_order(name):
-    """ordinary, dynamic, pinned, devmem; mig0, mig1, mig10, mig100."""
-    fixed = {"ordinary": 0, "dynamic": 1, "pinned": 2, "devmem": 3}
+    """ordinary, dynamic, pinned, devmem, heap; mig0, mig1, mig10, mig100."""
+    fixed = {"ordinary": 0, "dynamic": 1, "pinned": 2, "devmem": 3, "heap": 4}
     if name in fixed:
         return fixed[name]
     return 10 + int(name[3:]) if name.startswith("mig") and name[3:].isdigit() else 99

@@ -93,7 +93,7 @@ checkpatch)
 		-f "${files[@]}"
 	;;
 *)
-	echo "usage: $0 rustfmt|rustfmt-fix|no-unsafe|clippy-user|clippy-kernel|checkpatch|history|patchrefs" >&2
+	echo "usage: $0 rustfmt|rustfmt-fix|no-unsafe|clippy-user|clippy-kernel|checkpatch|history|examples|patchrefs" >&2
 	exit 2
 	;;
 esac

@@ -13,8 +13,10 @@
 #    shared buffers migrate and RDMA WRITEs run, SECS per block, in rounds of
 #    C, Rust, Rust, C blocks; umem.bench_storm=ROUNDS,SECS,WORKERS.
 # 3. The data path on rxe (rxe_dmabuf_bench datapath): WRITE/READ bandwidth
-#    and 8-byte WRITE latency into an ordinary, a dynamic dma-buf and a
-#    pinned dma-buf MR, on each importer; umem.bench_dp=ROUNDS,MS.
+#    and 8-byte WRITE latency into an ordinary MR, dynamic and pinned
+#    dma-buf MRs on the exporter's system memory, a dynamic one on its
+#    device memory and one on a system dma-heap buffer, on each importer;
+#    umem.bench_dp=ROUNDS,MS.
 # 4. WRITE bandwidth into a dynamic dma-buf MR while the buffer migrates
 #    0, 1, 10 and 100 times per second (rxe_dmabuf_bench migrate), on each
 #    importer; umem.bench_mig=ROUNDS,MS.

@@ -19,6 +19,9 @@
 #                                  the Rust importer (on C about 80 s of
 #                                  the longest boot for what the main
 #                                  boot's rxe tests of udmabuf cover)
+#   rdma_core_heap_<importer>      the DmaBuf tests on buffers of the
+#                                  kernel's system dma-heap, without
+#                                  test_dmabuf_read and _write
 #   rdma_core_migrate_<importer>   all the DmaBuf tests on buffers in
 #                                  device memory (the exporter's PCI BAR,
 #                                  reached peer-to-peer) while exp_migrate
@@ -105,6 +108,8 @@ importer_suites() {
 		rdma_core exporter "rdma_core_$1" "$2"
 	[ "$1" = c ] || step "rdma_core_udmabuf_$1" ktap_run "rdma_core_udmabuf_$1" \
 		rdma_core udmabuf "rdma_core_udmabuf_$1" $DMABUF_TESTS,$CPU_ACCESS
+	step "rdma_core_heap_$1" ktap_run "rdma_core_heap_$1" \
+		rdma_core heap "rdma_core_heap_$1" $DMABUF_TESTS,$CPU_ACCESS
 	step "rdma_core_migrate_$1" ktap_run "rdma_core_migrate_$1" \
 		migrating devmem "rdma_core_migrate_$1" $DMABUF_TESTS
 }

@@ -14,10 +14,12 @@
  *	8-byte WRITE at a time, into and out of four targets of TARGET bytes:
  *	an ordinary MR (ibv_reg_mr), a dynamic dma-buf MR and a pinned one
  *	(rxe's dmabuf_pinned=1) on buffers of the test exporter in system
- *	memory, and a dynamic one on a buffer in its device memory (the PCI
- *	BAR, reached peer-to-peer). The local side is always an ordinary MR.
- *	A round runs the targets in the order ordinary, dynamic, pinned,
- *	devmem, devmem, pinned, dynamic, ordinary.
+ *	memory, a dynamic one on a buffer in its device memory (the PCI BAR,
+ *	reached peer-to-peer), and a dynamic one on a buffer of the kernel's
+ *	system dma-heap, as perftest's system dma-buf mode registers. The local
+ *	side is always an ordinary MR. A round runs the targets in the order
+ *	ordinary, dynamic, pinned, devmem, heap, heap, devmem, pinned, dynamic,
+ *	ordinary.
  *   migrate: WRITE bandwidth with MAXLEN messages into a dynamic dma-buf MR
  *	while a thread migrates the buffer 0, 1, 10 or 100 times per second
  *	(blocks of at least 2 s for the slow rates); a round runs the rates
@@ -39,6 +41,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "exporters_user.h"
 #include "ktap_user.h"
 #include "rdma_user.h"
 
@@ -48,8 +51,8 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PINNED_PARAM "/sys/module/rdma_rxe/parameters/dmabuf_pinned"
 
-enum { ORDINARY, DYNAMIC, PINNED, DEVMEM, NKINDS };
-static const char *const kind_names[] = { "ordinary", "dynamic", "pinned", "devmem" };
+enum { ORDINARY, DYNAMIC, PINNED, DEVMEM, HEAP, NKINDS };
+static const char *const kind_names[] = { "ordinary", "dynamic", "pinned", "devmem", "heap" };
 
 struct target {
 	__u64 raddr;
@@ -131,8 +134,13 @@ static int target_open(struct target *t, int kind)
 		t->rkey = t->mr->rkey;
 		return 0;
 	}
-	t->fd = exp_create_chunks(expdev, TARGET, DMABUF_EXP_F_DYNAMIC |
-				  (kind == DEVMEM ? DMABUF_EXP_F_DEVMEM : 0), NULL, 0, &err);
+	if (kind == HEAP)
+		t->fd = heap_alloc(TARGET, &err);
+	else
+		t->fd = exp_create_chunks(expdev, TARGET,
+					  DMABUF_EXP_F_DYNAMIC |
+					  (kind == DEVMEM ? DMABUF_EXP_F_DEVMEM : 0),
+					  NULL, 0, &err);
 	if (t->fd < 0 || write_file(PINNED_PARAM, kind == PINNED ? "1" : "0"))
 		return -1;
 	err = uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, 0, TARGET, TARGET_IOVA, t->fd, access,
@@ -198,7 +206,7 @@ static void datapath(unsigned int rounds, double ms)
 		{ "write_lat", IBV_WR_RDMA_WRITE, 8, 1 },
 	};
 	static const int order[] = {
-		ORDINARY, DYNAMIC, PINNED, DEVMEM, DEVMEM, PINNED, DYNAMIC, ORDINARY
+		ORDINARY, DYNAMIC, PINNED, DEVMEM, HEAP, HEAP, DEVMEM, PINNED, DYNAMIC, ORDINARY
 	};
 	unsigned int ok[ARRAY_SIZE(benches)] = { 0 };
 	struct dmabuf_exp_stats st;
@@ -210,7 +218,8 @@ static void datapath(unsigned int rounds, double ms)
 	for (k = 0; k < NKINDS; k++)
 		if (target_open(&t[k], k))
 			opened = 0;
-	result(opened, "targets_registered (ordinary; dynamic, pinned, devmem dma-buf; %lu bytes)",
+	result(opened,
+	       "targets_registered (ordinary; dynamic, pinned, devmem, heap dma-buf; %lu bytes)",
 	       TARGET);
 	/* Untimed: first touches, the dynamic MR's first mapping, caches. */
 	for (k = 0; opened && !broken && k < NKINDS; k++)

@@ -13,8 +13,9 @@
  *	exporter's map failing. After every call nothing may be left: no
  *	attachment, pin or mapping of the buffer, one file reference (ours), the
  *	Rust module's reference count back.
- *   fuzz SEED OPS: fuzz_IMPORTER. OPS seeded random operations: exporter and
- *	udmabuf buffers of random layouts (and invalid requests), registrations
+ *   fuzz SEED OPS: fuzz_IMPORTER. OPS seeded random operations: exporter,
+ *	udmabuf, system dma-heap and vgem buffers of random layouts (and invalid
+ *	requests; vgem's GEM handle is closed at once), registrations
  *	with offsets, lengths and IOVAs around page and buffer boundaries and
  *	u64 limits, random access flags (also invalid bits), valid, closed and
  *	non-dma-buf fds; deregistration, migration, STATS, close, mmap of odd
@@ -25,7 +26,8 @@
  *   stormbench WORKERS SECONDS ROUND: stormbench_IMPORTER, one block of make
  *	bench's concurrent registration storm (see stormbench()).
  *   storm SECONDS: storm_IMPORTER. Worker processes register and deregister
- *	on shared and private buffers while a thread migrates the shared ones, a
+ *	on shared and private buffers (the exporter's, the system heap's and
+ *	vgem's) while a thread migrates the shared ones, a
  *	thread writes to one and checks the data, a thread keeps trying to unload
  *	umem_dmabuf_rs (refused: an MR lives throughout), and workers are killed
  *	at random points and replaced.
@@ -53,6 +55,7 @@
 #include <infiniband/verbs.h>
 
 #include "bufinfo_user.h"
+#include "exporters_user.h"
 #include "ktap_user.h"
 #include "rdma_user.h"
 
@@ -262,12 +265,15 @@ static void teardown(void)
 	expdev = -1;
 }
 
-/* Whether the exporter and udmabuf have no buffer left, and the module no reference. */
+/* Whether no exporter has a buffer left, and the module no reference. */
 static void expect_nothing_left(int refs)
 {
 	int att, n = dmabufs_of("dmabuf_exporter_rs", &att), u = dmabufs_of("udmabuf", &att);
+	int h = dmabufs_of(HEAP_EXP_NAME, &att), g = dmabufs_of(VGEM_EXP_NAME, &att);
 
-	result(n == 0 && u == 0, "no_dma_bufs_left (%d of the exporter, %d udmabufs)", n, u);
+	result(n == 0 && u == 0 && h == 0 && g == 0,
+	       "no_dma_bufs_left (%d of the exporter, %d udmabufs, %d of the heap, %d of vgem)", n,
+	       u, h, g);
 	if (refs >= 0)
 		result(module_refs() == refs, "umem_dmabuf_rs_references_back (%d, was %d)",
 		       module_refs(), refs);
@@ -517,12 +523,16 @@ static unsigned long corruptions, writes_ok, regs_ok, regs_failed;
 
 enum {
 	OP_CREATE, OP_UDMABUF, OP_REG, OP_DEREG, OP_MIGRATE, OP_STATS, OP_CLOSE,
-	OP_MMAP, OP_WRITE, OP_N
+	OP_MMAP, OP_WRITE, OP_HEAP, OP_VGEM, OP_N
 };
 
 static const char *const op_names[OP_N] = {
 	"create", "udmabuf", "reg", "dereg", "migrate", "stats", "close", "mmap", "write",
+	"heap", "vgem",
 };
+
+/* vgem's device for OP_VGEM (-1 without vgem: the op fails alike on both importers). */
+static int vgem_dev = -1;
 
 static unsigned long op_count[OP_N], op_errors[OP_N];
 
@@ -640,6 +650,40 @@ static int op_udmabuf(void)
 	fd = udmabuf_create(size, &bufs[b].map);
 	if (fd < 0)
 		return errno ? errno : -1;
+	bufs[b].used = 1;
+	bufs[b].fd = fd;
+	bufs[b].size = size;
+	return 0;
+}
+
+/* A buffer of another exporter: "heap" or "vgem", 1 to 16 pages. */
+static int op_foreign(int vgem)
+{
+	int b = free_slot_buf(), fd, err;
+	size_t size = (1 + below(16)) * PAGE;
+	__u32 handle;
+
+	if (b < 0)
+		return -2;
+	if (vgem) {
+		fd = vgem_dev < 0 ? -1 : vgem_alloc(vgem_dev, size, &handle, &err);
+		if (vgem_dev < 0)
+			err = ENODEV;
+		/* The dma-buf alone keeps the GEM object from here on. */
+		if (fd >= 0 && vgem_close_handle(vgem_dev, handle)) {
+			close(fd);
+			return 4000;
+		}
+	} else {
+		fd = heap_alloc(size, &err);
+	}
+	if (fd < 0)
+		return err ? err : -1;
+	bufs[b].map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (bufs[b].map == MAP_FAILED) {
+		close(fd);
+		return 1000 + errno;
+	}
 	bufs[b].used = 1;
 	bufs[b].fd = fd;
 	bufs[b].size = size;
@@ -820,7 +864,7 @@ static int op_write(unsigned long opno)
 
 static void fuzz(unsigned long long seed, unsigned long ops, int refs)
 {
-	static const unsigned int weight[OP_N] = { 10, 3, 35, 12, 10, 5, 4, 5, 16 };
+	static const unsigned int weight[OP_N] = { 10, 3, 35, 12, 10, 5, 4, 5, 16, 3, 3 };
 	unsigned long i;
 	unsigned int w, total = 0, o;
 	int r, b, m;
@@ -828,6 +872,7 @@ static void fuzz(unsigned long long seed, unsigned long ops, int refs)
 	for (o = 0; o < OP_N; o++)
 		total += weight[o];
 	rng_state = seed ? seed : 1;
+	vgem_dev = vgem_open();
 	for (i = 0; i < ops; i++) {
 		w = below(total);
 		for (o = 0; w >= weight[o]; o++)
@@ -856,6 +901,10 @@ static void fuzz(unsigned long long seed, unsigned long ops, int refs)
 			break;
 		case OP_MMAP:
 			r = op_mmap();
+			break;
+		case OP_HEAP:
+		case OP_VGEM:
+			r = op_foreign(o == OP_VGEM);
 			break;
 		default:
 			r = op_write(i);
@@ -895,6 +944,9 @@ static void fuzz(unsigned long long seed, unsigned long ops, int refs)
 			bufs[b].fd = -1;
 			buf_maybe_free(b);
 		}
+	if (vgem_dev >= 0)
+		close(vgem_dev);
+	vgem_dev = -1;
 	(void)refs;
 }
 
@@ -904,7 +956,7 @@ static void fuzz(unsigned long long seed, unsigned long ops, int refs)
 #define NERR 140
 
 struct storm_shared {
-	unsigned long regs, deregs, private_bufs, kills, migrations, rmmod_refused;
+	unsigned long regs, deregs, private_bufs, foreign_bufs, kills, migrations, rmmod_refused;
 	unsigned long writes, corrupt;
 	unsigned long errs[NERR];
 	int rmmod_succeeded, stop;
@@ -920,14 +972,45 @@ static void count_err(int err)
 }
 
 /*
+ * A private buffer of 8 pages for a storm worker: the exporter's, or with
+ * @mixed one of the exporter, the system heap and vgem (@vgem, with the GEM
+ * handle closed at once); its fd, or -1 with *err set.
+ */
+static int storm_private(int mixed, int vgem, int *err)
+{
+	__u32 handle;
+	int fd;
+
+	switch (mixed ? below(3) : 0) {
+	case 1:
+		fd = heap_alloc(8 * PAGE, err);
+		break;
+	case 2:
+		fd = vgem < 0 ? -1 : vgem_alloc(vgem, 8 * PAGE, &handle, err);
+		if (vgem < 0)
+			*err = ENODEV;
+		else if (fd >= 0 && vgem_close_handle(vgem, handle))
+			*err = EBADF;
+		break;
+	default:
+		return exp_create_chunks(expdev, 8 * PAGE, DMABUF_EXP_F_DYNAMIC, NULL, 0, err);
+	}
+	if (fd >= 0)
+		__atomic_add_fetch(&sh->foreign_bufs, 1, __ATOMIC_RELAXED);
+	return fd;
+}
+
+/*
  * A worker: its own device context; registers until killed or stopped,
- * holding half of its MRs for up to 2 ms if @pause.
+ * holding half of its MRs for up to 2 ms if @pause. Its private buffers
+ * are the exporter's; with @pause (the storm, not its benchmark) also the
+ * system heap's and vgem's.
  */
 static void storm_worker(const char *dev, unsigned int seed, int pause)
 {
 	struct ibv_context *c;
 	struct ibv_pd *p;
-	int err = 0, fd;
+	int err = 0, fd, vgem = pause ? vgem_open() : -1;
 	struct dmr mr;
 
 	rng_state = seed;
@@ -939,9 +1022,7 @@ static void storm_worker(const char *dev, unsigned int seed, int pause)
 		int private = below(3) == 0;
 		__u64 off = PAGE * below(5);	/* 4 pages from there fit */
 
-		fd = private ? exp_create_chunks(expdev, 8 * PAGE, DMABUF_EXP_F_DYNAMIC,
-						 NULL, 0, &err) :
-			       shared_fd[below(2)];
+		fd = private ? storm_private(pause, vgem, &err) : shared_fd[below(2)];
 		if (fd < 0) {
 			count_err(err);
 			continue;
@@ -1061,17 +1142,18 @@ static void storm(const char *dev, int secs)
 	pthread_join(mig, NULL);
 	if (rust)
 		pthread_join(rm, NULL);
-	printf("    # %lu registrations, %lu deregistrations, %lu private buffers\n",
-	       sh->regs, sh->deregs, sh->private_bufs);
+	printf("    # %lu registrations, %lu deregistrations, %lu private buffers (%lu %s)\n",
+	       sh->regs, sh->deregs, sh->private_bufs, sh->foreign_bufs,
+	       "of the heap and vgem");
 	printf("    # %lu workers killed, %lu migrations, %lu WRITEs checked, %lu rmmods refused\n",
 	       sh->kills, sh->migrations, sh->writes, sh->rmmod_refused);
 	for (i = 0; i < NERR; i++)
 		if (sh->errs[i])
 			printf("    # errno %d (%s): %lu\n", i, i ? strerror(i) : "success",
 			       sh->errs[i]);
-	result(sh->regs > 20 && sh->kills > 2 && sh->migrations > 20,
-	       "storm_ran (%lu registrations, %lu kills, %lu migrations)", sh->regs, sh->kills,
-	       sh->migrations);
+	result(sh->regs > 20 && sh->kills > 2 && sh->migrations > 20 && sh->foreign_bufs > 0,
+	       "storm_ran (%lu registrations, %lu kills, %lu migrations, %lu heap and vgem buffers)",
+	       sh->regs, sh->kills, sh->migrations, sh->foreign_bufs);
 	err = 0;
 	for (i = 1; i < NERR; i++)
 		err += sh->errs[i];

@@ -6,9 +6,10 @@
  * registered with the uverbs ioctl UVERBS_METHOD_REG_DMABUF_MR (what
  * ibv_reg_dmabuf_mr() sends; rdma-core's rxe provider does not implement
  * it), on buffers of dmabuf_exporter_rs (movable, in system memory or in
- * the device memory of its PCI BAR) and of udmabuf (memfd). Every byte is
- * checked through the exporter's CPU mapping (mmap(), and DMABUF_EXP_IOC_RW
- * for device memory).
+ * the device memory of its PCI BAR), of udmabuf (memfd), of the system
+ * dma-heap and of vgem (a DRM driver's GEM objects, with its fences). Every
+ * byte is checked through the exporter's CPU mapping (mmap(), and
+ * DMABUF_EXP_IOC_RW for device memory).
  *
  * Usage: rxe_dmabuf_test DEVICE GID_INDEX [rust]
  *                        [stress|remove|remove-netdev NETDEV|bounce]
@@ -54,6 +55,7 @@
 #include <infiniband/verbs.h>
 
 #include "bufinfo_user.h"
+#include "exporters_user.h"
 #include "ktap_user.h"
 #include "rdma_user.h"
 
@@ -1098,12 +1100,270 @@ static void witness_mode(int argc, char **argv, unsigned char *host, struct ibv_
 		close(witness_fds[--witness_n]);
 }
 
+/* CPU access to a dma-buf's mmap, between DMA_BUF_IOCTL_SYNC start and end. */
+static int cpu_same(int fd, const unsigned char *p, size_t len, unsigned int seed)
+{
+	int ok = !dmabuf_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+
+	ok = same(p, len, seed) && ok;
+	return !dmabuf_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ) && ok;
+}
+
+static int cpu_fill(int fd, unsigned char *p, size_t len, unsigned int seed)
+{
+	int ok = !dmabuf_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_WRITE);
+
+	fill(p, len, seed);
+	return !dmabuf_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE) && ok;
+}
+
+/* Sets rxe's dmabuf_pinned (read at registration); 0 or -1. */
+static int rxe_pinned(int pinned)
+{
+	char cmd[96];
+
+	snprintf(cmd, sizeof(cmd), "echo %d > /sys/module/rdma_rxe/parameters/dmabuf_pinned",
+		 pinned);
+	return system(cmd) ? -1 : 0;
+}
+
+/*
+ * A buffer of @size bytes from KIND "heap" (the system dma-heap) or "vgem"
+ * (a GEM object of vgem, exported with PRIME; *vgem is its device, opened
+ * here, and *handle the object's GEM handle); -1 with *err set if not.
+ */
+static int foreign_alloc(const char *kind, size_t size, int *vgem, __u32 *handle, int *err)
+{
+	*vgem = -1;
+	if (strcmp(kind, "vgem"))
+		return heap_alloc(size, err);
+	*vgem = vgem_open();
+	if (*vgem < 0) {
+		*err = ENODEV;
+		return -1;
+	}
+	return vgem_alloc(*vgem, size, handle, err);
+}
+
+/*
+ * dma-buf MRs on buffers of the kernel's own exporters, KIND "heap" or
+ * "vgem", dynamic or, with @pinned, pinned. Neither exporter has pin or
+ * move callbacks: a dynamic importer's every map goes to the exporter's
+ * map_dma_buf and nothing ever tells it to let go, so both kinds of MR
+ * behave alike here. Two MRs on one buffer of 16 pages, A over all of it and
+ * B over [PAGE + 100, 9 pages): WRITE and READ through each, SEND out of one
+ * and into the other, every byte checked through the exporter's own mmap
+ * (between DMA_BUF_IOCTL_SYNC start and end); B deregistered while A still
+ * maps the buffer; then the descriptor (and vgem's GEM handle) closed while
+ * A lives: the MR alone keeps the buffer, and its deregistration frees it.
+ */
+static void foreign_case(const char *kind, int pinned, unsigned char *host, struct ibv_mr *hmr)
+{
+	const __u32 acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_READ;
+	const size_t size = 16 * PAGE, boff = PAGE + 100;
+	const __u64 ia = 0x600000, ib = 0x700000 + 100;
+	const char *exp = strcmp(kind, "vgem") ? HEAP_EXP_NAME : VGEM_EXP_NAME;
+	int err = 0, vgem, fd, ra = 0, rb = 0, ok, open_n, closed_n, freed_n, att;
+	unsigned char *map = MAP_FAILED;
+	__u32 handle = 0;
+	struct dmr a, b;
+	char tag[32];
+
+	snprintf(tag, sizeof(tag), "%s%s", kind, pinned ? "_pinned" : "");
+	fd = foreign_alloc(kind, size, &vgem, &handle, &err);
+	if (fd >= 0)
+		map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	result(fd >= 0 && map != MAP_FAILED, "%s: buffer_allocated (errno %d)", tag, err);
+	if (fd < 0 || map == MAP_FAILED)
+		goto out;
+	ok = !rxe_pinned(pinned);
+	ra = ok && !(err = reg_dmabuf_mr(0, size, ia, fd, acc, &a));
+	rb = ra && !(err = reg_dmabuf_mr(boff, 9 * PAGE - boff, ib, fd, acc, &b));
+	ok = !rxe_pinned(0) && ok;
+	result(ok && ra && rb, "%s: two_mrs_registered (errno %d)", tag, err);
+	if (!ok || !ra || !rb)
+		goto out;
+
+	fill(host, 2 * PAGE, 70);
+	ok = rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, 2 * PAGE, ib + PAGE, b.rkey);
+	ok = ok && cpu_same(fd, map + boff + PAGE, 2 * PAGE, 70);
+	ok = ok && cpu_fill(fd, map + 10 * PAGE, 2 * PAGE, 71);
+	memset(host, 0, 2 * PAGE);
+	ok = ok && rdma(qa, IBV_WR_RDMA_READ, (uintptr_t)host, hmr->lkey, 2 * PAGE,
+			ia + 10 * PAGE, a.rkey);
+	result(ok && same(host, 2 * PAGE, 71), "%s: write_and_read_through_two_mrs%s", tag,
+	       why_failed());
+
+	ok = cpu_fill(fd, map + 3 * PAGE, PAGE, 72);
+	memset(host, 0, PAGE);
+	ok = ok && send_recv(ia + 3 * PAGE, a.lkey, (uintptr_t)host, hmr->lkey, PAGE);
+	ok = ok && same(host, PAGE, 72);
+	fill(host, PAGE, 73);
+	ok = ok && send_recv((uintptr_t)host, hmr->lkey, ib + 4 * PAGE, b.lkey, PAGE);
+	result(ok && cpu_same(fd, map + boff + 4 * PAGE, PAGE, 73),
+	       "%s: send_out_of_and_into_mrs%s", tag, why_failed());
+
+	ok = !dereg_mr(&b);
+	rb = 0;
+	fill(host, PAGE, 74);
+	ok = ok && rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE,
+			ia + 12 * PAGE, a.rkey);
+	result(ok && cpu_same(fd, map + 12 * PAGE, PAGE, 74), "%s: dereg_one_other_still_maps%s",
+	       tag, why_failed());
+
+	open_n = dmabufs_of(exp, &att);
+	munmap(map, size);
+	map = MAP_FAILED;
+	close(fd);
+	fd = -1;
+	ok = vgem < 0 || !vgem_close_handle(vgem, handle);
+	closed_n = dmabufs_of(exp, &att);
+	fill(host, PAGE, 75);
+	ok = ok && rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE,
+			ia + 5 * PAGE, a.rkey);
+	memset(host + PAGE, 0, PAGE);
+	ok = ok && rdma(qa, IBV_WR_RDMA_READ, (uintptr_t)host + PAGE, hmr->lkey, PAGE,
+			ia + 5 * PAGE, a.rkey);
+	ok = ok && same(host + PAGE, PAGE, 75);
+	ok = !dereg_mr(&a) && ok;
+	ra = 0;
+	freed_n = dmabufs_of(exp, &att);
+	result(ok && open_n >= 1 && closed_n == open_n && freed_n == open_n - 1,
+	       "%s: mr_keeps_the_buffer_after_close (buffers %d, closed %d, deregistered %d%s)",
+	       tag, open_n, closed_n, freed_n, why_failed());
+out:
+	if (rb)
+		dereg_mr(&b);
+	if (ra)
+		dereg_mr(&a);
+	if (map != MAP_FAILED)
+		munmap(map, size);
+	if (fd >= 0)
+		close(fd);
+	if (vgem >= 0)
+		close(vgem);
+}
+
+struct late_signal {
+	int vgem, err;
+	__u32 fence;
+};
+
+static void *signal_later(void *arg)
+{
+	struct late_signal *l = arg;
+
+	usleep(200 * 1000);
+	l->err = vgem_signal(l->vgem, l->fence);
+	return NULL;
+}
+
+/*
+ * Fences from a real driver: vgem puts an unsignalled fence into a GEM
+ * object's reservation object, for writing or for reading, as a GPU's
+ * implicit synchronisation does. In 7.3 the C importer waits in map_pages
+ * for kernel fences only (DMA_RESV_USAGE_KERNEL: an exporter's moves), and
+ * the core waits for nothing when it maps for a dynamic importer (and for
+ * kernel fences only for a static one); write and read fences are the
+ * importing driver's business. So registration and the first access go
+ * ahead with the fence unsignalled, dynamic and pinned, on either importer:
+ * each must finish well within vgem's 10 s timeout. A fence that another
+ * thread signals late is signalled as usual; one nobody signals ends with
+ * vgem's timeout (FENCE_SIGNAL then says ETIMEDOUT), the MRs still working.
+ * No CPU access here is synchronised (DMA_BUF_IOCTL_SYNC would wait for the
+ * fences); x86 memory is coherent.
+ */
+static void vgem_fences_case(unsigned char *host, struct ibv_mr *hmr)
+{
+	const __u32 acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_READ;
+	const size_t size = 4 * PAGE;
+	const __u64 ia = 0x800000, ib = 0x900000;
+	int err = 0, vgem, fd, ra = 0, rb = 0, ok, late_ok;
+	double t0, t_reg, t_write, attached;
+	struct late_signal late = { 0 };
+	unsigned char *map = MAP_FAILED;
+	__u32 handle = 0, fw, fr;
+	struct dmr a, b;
+	pthread_t th;
+
+	fd = foreign_alloc("vgem", size, &vgem, &handle, &err);
+	if (fd >= 0)
+		map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	result(fd >= 0 && map != MAP_FAILED, "vgem_fences: buffer_allocated (errno %d)", err);
+	if (fd < 0 || map == MAP_FAILED)
+		goto out;
+
+	fw = vgem_fence(vgem, handle, 1, &err);
+	t0 = now();
+	ra = fw && !(err = reg_dmabuf_mr(0, size, ia, fd, acc, &a));
+	t_reg = now() - t0;
+	fill(host, PAGE, 80);
+	t0 = now();
+	ok = ra && rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE, ia + PAGE,
+			a.rkey);
+	t_write = now() - t0;
+	result(ok && same(map + PAGE, PAGE, 80) && t_reg < 5 && t_write < 5,
+	       "vgem_fences: write_fence_not_waited_for (errno %d, reg %.2f s, first write %.2f s%s)",
+	       err, t_reg, t_write, why_failed());
+	if (!ra)
+		goto out;
+
+	late.vgem = vgem;
+	late.fence = fw;
+	late_ok = !pthread_create(&th, NULL, signal_later, &late);
+	late_ok = late_ok && !pthread_join(th, NULL);
+	fill(host, PAGE, 81);
+	ok = rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE, ia + 2 * PAGE, a.rkey);
+	result(late_ok && late.err == 0 && ok && same(map + 2 * PAGE, PAGE, 81),
+	       "vgem_fences: write_fence_signalled_late_by_another_thread (errno %d%s)", late.err,
+	       why_failed());
+
+	fr = vgem_fence(vgem, handle, 0, &err);
+	attached = now();
+	ok = fr && !rxe_pinned(1);
+	t0 = now();
+	rb = ok && !(err = reg_dmabuf_mr(0, size, ib, fd, acc, &b));
+	t_reg = now() - t0;
+	ok = !rxe_pinned(0) && ok;
+	fill(map + 3 * PAGE, PAGE, 82);
+	memset(host, 0, PAGE);
+	ok = ok && rb && rdma(qa, IBV_WR_RDMA_READ, (uintptr_t)host, hmr->lkey, PAGE,
+			      ib + 3 * PAGE, b.rkey);
+	result(ok && same(host, PAGE, 82) && t_reg < 5,
+	       "vgem_fences: read_fence_pinned_mr_not_waited_for (errno %d, reg %.2f s%s)", err,
+	       t_reg, why_failed());
+
+	/* Nobody signals the read fence: vgem's timer does, 10 s after it came. */
+	while (now() - attached < 11)
+		usleep(100 * 1000);
+	err = vgem_signal(vgem, fr);
+	fill(host, PAGE, 83);
+	ok = rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE, ia, a.rkey);
+	ok = ok && same(map, PAGE, 83);
+	result(fr && err == ETIMEDOUT && ok,
+	       "vgem_fences: unsignalled_fence_ends_with_vgem_timeout (signal: errno %d%s)", err,
+	       why_failed());
+out:
+	if (rb && dereg_mr(&b))
+		result(0, "vgem_fences: dereg pinned");
+	if (ra && dereg_mr(&a))
+		result(0, "vgem_fences: dereg");
+	if (map != MAP_FAILED)
+		munmap(map, size);
+	if (fd >= 0)
+		close(fd);
+	if (vgem >= 0)
+		close(vgem);
+}
+
 int main(int argc, char **argv)
 {
 	const size_t big = 32UL << 20;
 	unsigned char *host;
 	struct ibv_mr *hmr;
-	int i, n, ok, left, stress = 0, remove = 0, bounce = 0, witness = 0;
+	int i, n, ok, left, heap, gem, stress = 0, remove = 0, bounce = 0, witness = 0;
 	const char *suite;
 	char *netdev = NULL;
 
@@ -1196,6 +1456,16 @@ int main(int argc, char **argv)
 		errno_cases();
 	if (wanted("pinned"))
 		pinned_case();
+	if (wanted("heap"))
+		foreign_case("heap", 0, host, hmr);
+	if (wanted("heap_pinned"))
+		foreign_case("heap", 1, host, hmr);
+	if (wanted("vgem"))
+		foreign_case("vgem", 0, host, hmr);
+	if (wanted("vgem_pinned"))
+		foreign_case("vgem", 1, host, hmr);
+	if (wanted("vgem_fences"))
+		vgem_fences_case(host, hmr);
 	/* Last of the traffic tests: the error moves the QP to the error state. */
 	if (wanted("cannot_remap"))
 		cannot_remap_case(host, hmr);
@@ -1207,7 +1477,11 @@ out:
 	/* Every buffer of this test is closed: none may be left. */
 	n = dmabufs_of("dmabuf_exporter_rs", &i);
 	left = dmabufs_of("udmabuf", &i);
-	result(n == 0 && left == 0, "no_dma_bufs_left (%d of the exporter, %d udmabufs)", n, left);
+	heap = dmabufs_of(HEAP_EXP_NAME, &i);
+	gem = dmabufs_of(VGEM_EXP_NAME, &i);
+	result(n == 0 && left == 0 && heap == 0 && gem == 0,
+	       "no_dma_bufs_left (%d of the exporter, %d udmabufs, %d of the heap, %d of vgem)", n,
+	       left, heap, gem);
 	return ktap_report(suite);
 }
 
