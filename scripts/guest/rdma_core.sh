@@ -20,8 +20,9 @@
 #                                  the longest boot for what the main
 #                                  boot's rxe tests of udmabuf cover)
 #   rdma_core_heap_<importer>      the DmaBuf tests on buffers of the
-#                                  kernel's system dma-heap, without
-#                                  test_dmabuf_read and _write
+#   rdma_core_vgem_<importer>      kernel's system dma-heap, and of vgem
+#                                  (GEM objects exported with PRIME),
+#                                  without test_dmabuf_read and _write
 #   rdma_core_migrate_<importer>   all the DmaBuf tests on buffers in
 #                                  device memory (the exporter's PCI BAR,
 #                                  reached peer-to-peer) while exp_migrate
@@ -110,6 +111,8 @@ importer_suites() {
 		rdma_core udmabuf "rdma_core_udmabuf_$1" $DMABUF_TESTS,$CPU_ACCESS
 	step "rdma_core_heap_$1" ktap_run "rdma_core_heap_$1" \
 		rdma_core heap "rdma_core_heap_$1" $DMABUF_TESTS,$CPU_ACCESS
+	step "rdma_core_vgem_$1" ktap_run "rdma_core_vgem_$1" \
+		rdma_core vgem "rdma_core_vgem_$1" $DMABUF_TESTS,$CPU_ACCESS
 	step "rdma_core_migrate_$1" ktap_run "rdma_core_migrate_$1" \
 		migrating devmem "rdma_core_migrate_$1" $DMABUF_TESTS
 }
