@@ -595,6 +595,20 @@ static __u64 boundary(size_t size)
 	}
 }
 
+/* Maps dma-buf @fd of @size bytes and tracks it in slot @b; 0, or 1000 + errno. */
+static int buf_track(int b, int fd, size_t size)
+{
+	bufs[b].map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (bufs[b].map == MAP_FAILED) {
+		close(fd);
+		return 1000 + errno;
+	}
+	bufs[b].used = 1;
+	bufs[b].fd = fd;
+	bufs[b].size = size;
+	return 0;
+}
+
 static int op_create(void)
 {
 	__u32 chunks[32], flags = below(3) ? DMABUF_EXP_F_DYNAMIC : 0, n = 0;
@@ -629,15 +643,7 @@ static int op_create(void)
 	fd = exp_create_chunks(expdev, size, flags, n ? chunks : NULL, n, &err);
 	if (fd < 0)
 		return err;
-	bufs[b].map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (bufs[b].map == MAP_FAILED) {
-		close(fd);
-		return 1000 + errno;
-	}
-	bufs[b].used = 1;
-	bufs[b].fd = fd;
-	bufs[b].size = size;
-	return 0;
+	return buf_track(b, fd, size);
 }
 
 static int op_udmabuf(void)
@@ -679,15 +685,7 @@ static int op_foreign(int vgem)
 	}
 	if (fd < 0)
 		return err ? err : -1;
-	bufs[b].map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (bufs[b].map == MAP_FAILED) {
-		close(fd);
-		return 1000 + errno;
-	}
-	bufs[b].used = 1;
-	bufs[b].fd = fd;
-	bufs[b].size = size;
-	return 0;
+	return buf_track(b, fd, size);
 }
 
 static int op_reg(void)

@@ -1145,6 +1145,17 @@ static int foreign_alloc(const char *kind, size_t size, int *vgem, __u32 *handle
 	return vgem_alloc(*vgem, size, handle, err);
 }
 
+/* Unmaps and closes what foreign_alloc() and mmap() gave (each may be unset). */
+static void foreign_free(unsigned char *map, size_t size, int fd, int vgem)
+{
+	if (map != MAP_FAILED)
+		munmap(map, size);
+	if (fd >= 0)
+		close(fd);
+	if (vgem >= 0)
+		close(vgem);
+}
+
 /*
  * dma-buf MRs on buffers of the kernel's own exporters, KIND "heap" or
  * "vgem", dynamic or, with @pinned, pinned. Neither exporter has pin or
@@ -1237,12 +1248,7 @@ out:
 		dereg_mr(&b);
 	if (ra)
 		dereg_mr(&a);
-	if (map != MAP_FAILED)
-		munmap(map, size);
-	if (fd >= 0)
-		close(fd);
-	if (vgem >= 0)
-		close(vgem);
+	foreign_free(map, size, fd, vgem);
 }
 
 struct late_signal {
@@ -1350,12 +1356,7 @@ out:
 		result(0, "vgem_fences: dereg pinned");
 	if (ra && dereg_mr(&a))
 		result(0, "vgem_fences: dereg");
-	if (map != MAP_FAILED)
-		munmap(map, size);
-	if (fd >= 0)
-		close(fd);
-	if (vgem >= 0)
-		close(vgem);
+	foreign_free(map, size, fd, vgem);
 }
 
 int main(int argc, char **argv)
