@@ -182,6 +182,26 @@ static void window_thousands_of_entries(struct kunit *test)
 	window_case(test, lens, n, false, 0, 3000 * P);
 }
 
+/*
+ * A buffer of 8 GiB in three entries (no memory behind it: the mock's DMA
+ * addresses are made up): offsets, lengths and the walk's running total
+ * pass 4 GiB, where a 32-bit variable anywhere in the window's arithmetic
+ * loses the high bits (the C importer had such a truncation).
+ */
+static const u32 lens_big[] = { U32_MAX & PAGE_MASK, U32_MAX & PAGE_MASK, 16 * P };
+
+static void window_beyond_4gib(struct kunit *test)
+{
+	const unsigned long big = U32_MAX & PAGE_MASK;
+
+	/* Across the first boundary, just below 4 GiB, and past it. */
+	window_case(test, lens_big, 3, true, big - P + 5, 2 * P);
+	/* Inside the third entry, beyond 8 GiB - 8 KiB. */
+	window_case(test, lens_big, 3, false, 2 * big + 3 * P, 4 * P);
+	/* From the middle of the second entry to the middle of the third. */
+	window_case(test, lens_big, 3, true, big + 7 * P, big - 2 * P);
+}
+
 /* The exporter gets its own table back, on static and dynamic exporters. */
 static void restore_before_unmap(struct kunit *test)
 {
@@ -620,6 +640,7 @@ static struct kunit_case umem_importer_cases[] = {
 	KUNIT_CASE_PARAM(window_last_page, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(window_whole_buffer, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(window_thousands_of_entries, umem_impl_gen_params),
+	KUNIT_CASE_PARAM(window_beyond_4gib, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(restore_before_unmap, umem_impl_gen_params),
 	KUNIT_CASE(unrestored_table_is_seen),
 	KUNIT_CASE_PARAM(map_twice_maps_once, umem_impl_gen_params),
