@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: all kernel module check check-full check-slow kunit demo docs bench two-node two-node-bench demo-2node fmt clean kernel-clean
+.PHONY: all kernel module check check-full check-slow kunit demo docs bench mutants two-node two-node-bench demo-2node fmt clean kernel-clean
 
 all: module
 
@@ -51,6 +51,12 @@ docs:
 # Benchmarks on the kernel without debugging options (Documentation/performance.rst).
 bench:
 	@$(SCRIPTS)/bench.sh
+
+# The suites' detection power: each mistake of scripts/mutants/ built and
+# run against the suites that could see it; the kill matrix goes to
+# Documentation/testing.rst ("Mutants"). MUTANTS=name... runs only those.
+mutants:
+	@MUTANTS_UPDATE=$${MUTANTS_UPDATE:-$(if $(MUTANTS),0,1)} $(SCRIPTS)/mutants.sh $(MUTANTS)
 
 # Two guests on a virtual link, RDMA into the other's moving dma-buf
 # (Documentation/two-node.rst); make check runs a shorter variant.

@@ -185,6 +185,10 @@ record "install.rst's commands: the series applies, the production modules build
 	env CLIPPY=1 "$ROOT/scripts/doctest.sh"
 record "no development history in the tree" "$ROOT/scripts/lint.sh" history
 record "the manual's patch references match patches/linux-$UMEM_KVER" "$ROOT/scripts/lint.sh" patchrefs
+# make mutants is a lane of its own (an hour); what make check keeps of it
+# is that every mutant still applies, so the lane cannot find one stale.
+record "every mutant of make mutants applies to its tree (scripts/mutants/)" \
+	python3 "$ROOT/scripts/mutants.py" --mutants "$ROOT/scripts/mutants" --check-apply "$ROOT" "$KSRC"
 phase_mark end "host checks"
 # The main boot waits for the host checks: started beside them and the
 # rdma-core boot, it overcommitted the two cores, and the rdma-core boot

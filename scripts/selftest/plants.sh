@@ -12,7 +12,8 @@
 # printed no exit line, a result the manifest does not list, a boot
 # without a section, a debugobjects report from code other than the one
 # known upstream report; the storm gate with a slow Rust importer; and
-# the examples rule with an item that has none.
+# the examples rule with an item that has none; make mutants' mutants that
+# no longer apply, and its matrix with a killed and a surviving mutant.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 KUNIT_PY=$KSRC/tools/testing/kunit/kunit.py
@@ -375,4 +376,88 @@ fi
 examples_plant method 'public method `bump` has no "# Examples" and no doctest of its file calls it'
 examples_plant function 'public item `two` has no "# Examples"'
 examples_plant prose 'public item `Nothing` has no "# Examples"'
+# make mutants' mutants must apply (scripts/mutants.py --check-apply): green
+# on a real one; red, naming it, for a mutant whose context is gone and for
+# one without its header.
+mutants_plant() {	# mutants_plant PLANT MESSAGE
+	local d=$tmp/mutants-$1
+	mkdir -p "$d"
+	cp "$ROOT/scripts/mutants/rust-size-off-by-one.patch" "$d/"
+	case "$1" in
+	stale) sed 's/^-\(.*dmabuf.size()\)/-\1 \/\/ gone/' \
+		"$ROOT/scripts/mutants/rust-size-off-by-one.patch" >"$d/stale.patch" ;;
+	headless) sed '/^Mutant: /d' "$ROOT/scripts/mutants/rust-size-off-by-one.patch" \
+		>"$d/headless.patch" ;;
+	esac
+	if python3 "$ROOT/scripts/mutants.py" --mutants "$d" --check-apply "$ROOT" "$KSRC" \
+		>"$tmp/mutants-$1.out" 2>&1; then
+		[ "$1" = none ] && return
+	elif [ "$1" != none ] && grep -qF "$2" "$tmp/mutants-$1.out"; then
+		echo "    ok   plant 'mutants: $1': red, named"
+		return
+	fi
+	echo "    FAIL plant 'mutants: $1': ${2:-not green on a mutant that applies}" >&2
+	cat "$tmp/mutants-$1.out" >&2
+	bad=1
+}
+mutants_plant none
+mutants_plant stale "stale: does not apply to the project tree"
+mutants_plant headless "headless: the header needs Mutant:"
+# The kill matrix (scripts/mutants.py) on synthetic boots: one block per
+# suite, all passing in the baselines; a mutant whose fuzzer case fails is
+# killed by the fuzzer alone; one that changes nothing survives, which
+# fails the run unless its header says why it is equivalent.
+mutant_boot() {	# mutant_boot FILE FUZZ_STATUS
+	local b
+	{
+		echo "@@UMEM-GUEST-START job=mutants@@"
+		for b in importer exporter+rust-importer rxe_e2e+rust-importer \
+			fault_injection_uverbs+rust fuzz+rust storm+rust rxe_removal+rust-importer; do
+			echo "@@UMEM-KTAP-BEGIN $b@@"
+			printf 'KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: s\n    1..1\n'
+			if [ "$b" = fuzz+rust ]; then
+				echo "    $2 1 outcomes_match"
+				echo "$2 1 s"
+			else
+				printf '    ok 1 c\nok 1 s\n'
+			fi
+			echo "@@UMEM-KTAP-END@@"
+		done
+		echo "@@UMEM-KTAP-BEGIN guest_steps_mutants@@"
+		printf 'KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: guest_steps_mutants\n'
+		printf '    1..1\n    ok 1 uverbs_client_rust\nok 1 guest_steps_mutants\n'
+		echo "@@UMEM-KTAP-END@@"
+		tail_part "@@UMEM-GUEST-EXIT rc=0@@" "@@UMEM-SANITIZERS lockdep=1 kmemleak=1 dma_api=1@@"
+	} >"$1"
+}
+mkdir -p "$tmp/mut/logs" "$tmp/mut/patches"
+for imp in rust c; do
+	mutant_boot "$tmp/mut/logs/baseline-$imp.log" ok
+done
+for m in killed survivor equivalent; do
+	{
+		echo "Mutant: synthetic $m"
+		echo "Importer: rust"
+		echo "Tree: project"
+		[ $m != equivalent ] || echo "Equivalent: nothing a test could see"
+	} >"$tmp/mut/patches/$m.patch"
+	echo booted >"$tmp/mut/logs/$m.status"
+done
+mutant_boot "$tmp/mut/logs/killed.log" "not ok"
+mutant_boot "$tmp/mut/logs/survivor.log" ok
+cp "$tmp/mut/logs/survivor.log" "$tmp/mut/logs/equivalent.log"
+matrix() {	# matrix MUTANT...: mutants.py's matrix in $tmp/mut/out
+	python3 "$ROOT/scripts/mutants.py" --kunit-py "$KUNIT_PY" --mutants "$tmp/mut/patches" \
+		--logs "$tmp/mut/logs" "$@" >"$tmp/mut/out" 2>&1
+}
+if matrix killed equivalent &&
+	grep -Eq '^  killed +\. +\. +\. +\. +\. +K +\. +\. +\.  killed$' "$tmp/mut/out" &&
+	grep -q '^  equivalent .*equivalent: nothing a test could see$' "$tmp/mut/out" &&
+	! matrix survivor && grep -q '^  survivor .*SURVIVED$' "$tmp/mut/out"; then
+	echo "    ok   plant 'mutants: a failing fuzzer kills, a survivor is red'"
+else
+	echo "    FAIL plant 'mutants: a failing fuzzer kills, a survivor is red'" >&2
+	cat "$tmp/mut/out" >&2
+	bad=1
+fi
 exit $bad
