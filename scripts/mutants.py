@@ -218,7 +218,10 @@ def main():
                 state = f.read().strip()
         except OSError:
             state = "missing"
-        row = {"name": name, "what": fields.get("Mutant", "?"), "cells": {}}
+        what = fields.get("Mutant", "?")
+        if fields.get("Origin"):
+            what += f" (origin: {fields['Origin']})"
+        row = {"name": name, "what": what, "cells": {}}
         if state == "build":
             row["verdict"] = "killed (does not compile)"
         elif state == "booted":
