@@ -29,7 +29,8 @@ import report  # noqa: E402
 
 # (column, what it is, a pattern of its results' names; klog: the rest)
 SUITES = [
-    ("kunit", "the Rust importer's KUnit suites (at module load)", r"^importer: "),
+    ("kunit", "the module's KUnit suites: both importers through their ops (at load)",
+     r"^importer: "),
     ("exporter", "the test exporter's KUnit suites, through the importer", r"^exporter\+"),
     ("e2e", "rxe_dmabuf_test: registration, data, migration, revocation", r"^rxe_e2e\+"),
     ("uverbs", "the Rust uverbs client (ibv_reg_dmabuf_mr and the raw ioctl)",
