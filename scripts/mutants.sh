@@ -154,6 +154,8 @@ for name in "${names[@]}"; do
 	esac
 done
 wait
+# The trees and kernel images take about 80 MiB a mutant; the logs stay.
+[ "${MUTANTS_KEEP:-0}" = 1 ] || rm -rf "$dir"/tree-* "$dir"/bzImage-*
 update=()
 [ "${MUTANTS_UPDATE:-0}" = 0 ] || update=(--update "$ROOT/Documentation/testing.rst")
 python3 "$ROOT/scripts/mutants.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
