@@ -109,7 +109,10 @@ restore_source() {
 	[ -z "$applied" ] || git -C "$KSRC" apply -R "$applied" || true
 	applied=
 }
+# Also when interrupted: the cached kernels' keys do not cover the source's
+# contents, so a mutant left applied would go into their next rebuild.
 trap restore_source EXIT
+trap 'restore_source; exit 130' INT TERM HUP
 kernel_mutant() {	# kernel_mutant NAME
 	local name=$1 patch=$ROOT/scripts/mutants/$1.patch
 	if [ "$(cat "$kout/.umem-key" 2>/dev/null)" != "$(cat "$KOUT/.umem-key")" ]; then
