@@ -44,11 +44,7 @@ module=${module//\/path\/to\/linux-source-$UMEM_KVER/$KOUT}
 # The module block builds the production modules (make module: no KUnit
 # suites), in a copy of the tree so that this tree's test build stays.
 scratch=$UMEM_CACHE/doctest-module
-rm -rf "$scratch"
-mkdir -p "$scratch"
-tar -C "$ROOT" --exclude=./build --exclude=./.git --exclude='*.o' --exclude='*.ko' \
-	--exclude='.*.cmd' --exclude='*.mod' --exclude='*.mod.c' --exclude=modules.order \
-	--exclude=Module.symvers -cf - . | tar -C "$scratch" -xf -
+copy_sources "$scratch"
 (cd "$scratch" && eval "$module") >>"$LOGDIR/doctest.log" 2>&1 ||
 	{ tail -n 40 "$LOGDIR/doctest.log" >&2; die "install.rst's module block failed"; }
 # test_code KO: prints what in KO belongs to the tests: a KUnit section, or

@@ -67,6 +67,17 @@ phase_mark() {
 	[ -z "${UMEM_PHASES:-}" ] || echo "$(date +%s) $1 $2" >>"$UMEM_PHASES"
 }
 
+# copy_sources DEST: a fresh copy of this tree's sources (tracked files
+# and new ones git does not ignore; no build output) in DEST, for a build
+# that must not touch this tree's objects. Objects built there name DEST's
+# files in their dependencies, so make sees a change made in DEST.
+copy_sources() {
+	rm -rf "$1"
+	mkdir -p "$1/build"
+	git -C "$ROOT" ls-files -z --cached --others --exclude-standard |
+		(cd "$ROOT" && xargs -0 tar -cf - --no-recursion) | tar -C "$1" -xf -
+}
+
 say() { printf '\033[1m==>\033[0m %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 

@@ -7,6 +7,8 @@
 # modules with their KUnit suites, fixtures and mock exporter, as make check,
 # make kunit, make bench and make demo load them; UMEM_KUNIT=n (make module)
 # builds the production modules, which link no test code (see Kbuild).
+# UMEM_GUEST_PROGRAMS=n builds the modules alone, not the guest programs
+# (make check's copy of the tree for the gate boots, which run none).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -31,35 +33,41 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" != "$this" ]; then
 	make -s -C "$KDIR" LLVM=$KLLVM M="$ROOT" clean
 fi
 echo "$this" >"$stamp"
-# Guest userspace test programs.
-tmpbin=$ROOT/build/guest-bin.new
-mkdir -p "$ROOT/build/guest-bin" "$tmpbin"
-for src in "$ROOT"/samples/*/user/*.c "$ROOT"/samples/rdma_dmabuf_pingpong/*.c; do
-	[ -e "$src" ] || continue
-	out=$ROOT/build/guest-bin/$(basename "$src" .c)
-	# Static, except RDMA programs: libibverbs loads its providers itself.
-	link=(-static)
-	grep -q 'infiniband/verbs.h' "$src" && link=(-libverbs)
-	# Replaced atomically (built beside, then renamed): make check packs
-	# initramfs images from build/guest-bin meanwhile.
-	gcc -O2 -Wall -Wextra -Werror -I"$ROOT/include/uapi" -I"$ROOT/samples/include" \
-		-o "$tmpbin/$(basename "$out")" "$src" "${link[@]}" ||
-		die "building $(basename "$src") failed"
-	mv "$tmpbin/$(basename "$out")" "$out"
-done
+# guest_programs: the guest's userspace test programs, in build/guest-bin.
+guest_programs() {
+	local tmpbin=$ROOT/build/guest-bin.new src out link manifest
+	mkdir -p "$ROOT/build/guest-bin" "$tmpbin"
+	for src in "$ROOT"/samples/*/user/*.c "$ROOT"/samples/rdma_dmabuf_pingpong/*.c; do
+		[ -e "$src" ] || continue
+		out=$ROOT/build/guest-bin/$(basename "$src" .c)
+		# Static, except RDMA programs: libibverbs loads its providers itself.
+		link=(-static)
+		grep -q 'infiniband/verbs.h' "$src" && link=(-libverbs)
+		# Replaced atomically (built beside, then renamed): make check packs
+		# initramfs images from build/guest-bin meanwhile.
+		gcc -O2 -Wall -Wextra -Werror -I"$ROOT/include/uapi" -I"$ROOT/samples/include" \
+			-o "$tmpbin/$(basename "$out")" "$src" "${link[@]}" ||
+			die "building $(basename "$src") failed"
+		mv "$tmpbin/$(basename "$out")" "$out"
+	done
 
-# The Rust uverbs client (cargo; its build script runs bindgen on libibverbs).
-for manifest in "$ROOT"/samples/*/Cargo.toml; do
-	[ -e "$manifest" ] || continue
-	cargo build --quiet --release --locked --manifest-path "$manifest" \
-		--target-dir "$CARGO_TARGET" >"$LOGDIR/cargo-build.log" 2>&1 || {
-		tail -n 40 "$LOGDIR/cargo-build.log" >&2
-		die "cargo build of $(dirname "$manifest") failed"
-	}
-done
-[ -x "$CARGO_TARGET/release/uverbs-dmabuf" ] &&
-	cp "$CARGO_TARGET/release/uverbs-dmabuf" "$tmpbin/uverbs-dmabuf" &&
-	mv "$tmpbin/uverbs-dmabuf" "$ROOT/build/guest-bin/uverbs-dmabuf"
+	# The Rust uverbs client (cargo; its build script runs bindgen on libibverbs).
+	for manifest in "$ROOT"/samples/*/Cargo.toml; do
+		[ -e "$manifest" ] || continue
+		cargo build --quiet --release --locked --manifest-path "$manifest" \
+			--target-dir "$CARGO_TARGET" >"$LOGDIR/cargo-build.log" 2>&1 || {
+			tail -n 40 "$LOGDIR/cargo-build.log" >&2
+			die "cargo build of $(dirname "$manifest") failed"
+		}
+	done
+	if [ -x "$CARGO_TARGET/release/uverbs-dmabuf" ]; then
+		cp "$CARGO_TARGET/release/uverbs-dmabuf" "$tmpbin/uverbs-dmabuf"
+		mv "$tmpbin/uverbs-dmabuf" "$ROOT/build/guest-bin/uverbs-dmabuf"
+	fi
+}
+if [ "${UMEM_GUEST_PROGRAMS:-y}" != n ]; then
+	guest_programs
+fi
 
 log=$LOGDIR/module-build.log
 if ! make -C "$KDIR" LLVM=$KLLVM M="$ROOT" UMEM_KUNIT="$UMEM_KUNIT" -j"$(nproc)" "$@" modules \

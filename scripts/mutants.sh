@@ -61,13 +61,7 @@ boot() {	# boot NAME TREE [BZIMAGE] [CMDLINE...]: in the background
 
 # copy_tree NAME: a copy of this tree's sources for NAME's module.
 copy_tree() {
-	local tree=$dir/tree-$1
-	rm -rf "$tree"
-	mkdir -p "$tree/build"
-	# The sources only: objects built here name this tree's files in
-	# their dependencies, and make would not see a mutated one.
-	git -C "$ROOT" ls-files -z --cached --others --exclude-standard |
-		(cd "$ROOT" && xargs -0 tar -cf - --no-recursion) | tar -C "$tree" -xf -
+	copy_sources "$dir/tree-$1"
 }
 
 # build_module NAME [KDIR]: the modules of NAME's tree, against KDIR (the
