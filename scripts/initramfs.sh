@@ -101,6 +101,15 @@ if [ "${UMEM_PERF:-0}" = 1 ]; then
 	add_file /usr/bin/perf
 fi
 
+# AFL++'s fuzzer for make fuzz (scripts/fuzz.sh; Debian's afl++).
+if [ "${UMEM_AFL:-0}" = 1 ]; then
+	add_file /usr/bin/afl-fuzz
+	mv "$root/usr/bin/afl-fuzz" "$root/umem/bin/"
+fi
+
+# The fuzzer's corpus (make fuzz), which make check replays.
+cp -r "$ROOT/samples/rxe_dmabuf/corpus" "$root/umem/corpus"
+
 # Project artefacts: modules and guest programs built by scripts/module.sh.
 for ko in "$ROOT"/*.ko "$ROOT"/samples/*/*.ko; do
 	[ -e "$ko" ] && cp "$ko" "$root/umem/modules/"

@@ -4,7 +4,8 @@
 . /umem/lib.sh
 
 # reliability IMPORTER --save|--compare (rxe_dmabuf_fuzz on rxe0): every
-# allocation of REG_DMABUF_MR failed in turn, a seeded fuzzer, a storm, and
+# allocation of REG_DMABUF_MR failed in turn, a seeded fuzzer, the replay
+# of make fuzz's corpus, a storm, and
 # make bench's uverbs and data-path benchmarks once, tiny (they must run and
 # print numbers).
 # The Rust run saves its outcomes, the C run must reproduce them.
@@ -17,6 +18,9 @@ reliability() {
 		$fuzz "$imp" faults "$mode" /tmp/faults-rust.txt
 	step "fuzz_$imp" ktap_run "fuzz+$imp" \
 		$fuzz "$imp" fuzz "$SEED" "$OPS" "$mode" /tmp/fuzz-rust.txt
+	# make fuzz's corpus: the seeds and every reproducer of what it found.
+	step "fuzz_corpus_$imp" ktap_run "replay+$imp" \
+		$fuzz "$imp" replay /umem/corpus/* "$mode" /tmp/replay-rust.txt
 	step "storm_$imp" ktap_run "storm+$imp" $fuzz "$imp" storm "$STORM"
 	step "bench_uverbs_smoke_$imp" ktap_run "bench_uverbs+$imp" \
 		$fuzz "$imp" regbench 16 2 1 0

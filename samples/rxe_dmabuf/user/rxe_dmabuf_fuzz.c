@@ -13,6 +13,9 @@
  *	exporter's map failing. After every call nothing may be left: no
  *	attachment, pin or mapping of the buffer, one file reference (ours), the
  *	Rust module's reference count back.
+ *   replay FILE...: replay_IMPORTER. The fuzz mode's operations with each
+ *	FILE's bytes as its choices instead of the generator's (see below()), from
+ *	a clean state each: the corpus of make fuzz, replayed in make check.
  *   fuzz SEED OPS: fuzz_IMPORTER. OPS seeded random operations: exporter,
  *	udmabuf, system dma-heap and vgem buffers of random layouts (and invalid
  *	requests; vgem's GEM handle is closed at once), registrations
@@ -32,9 +35,17 @@
  *	umem_dmabuf_rs (refused: an MR lives throughout), and workers are killed
  *	at random points and replaced.
  *
- * --save FILE writes every outcome (faults, fuzz); --compare FILE fails the
- * suite on the first outcomes that differ from FILE's: the same seed must give
- * the same result on both importers.
+ *   afl FILE: make fuzz's target, run by AFL++ once per input: FILE replayed
+ *	with the kernel's coverage (KCOV) counted in AFL++'s map; a failed
+ *	check or a kernel report (KASAN, UBSAN, lockdep, WARN, BUG) aborts.
+ *
+ * --pcs FILE (replay) writes the distinct kernel program counters the inputs
+ * reached (KCOV) to FILE, for make fuzz's coverage table.
+ * --record FILE (fuzz) writes the generator's choices as an input for mode
+ * replay that repeats the run (make fuzz's seed corpus).
+ * --save FILE writes every outcome (faults, fuzz, replay); --compare FILE fails
+ * the suite on the first outcomes that differ from FILE's: the same seed or
+ * input must give the same result on both importers.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -56,6 +67,7 @@
 
 #include "bufinfo_user.h"
 #include "exporters_user.h"
+#include "kcov_user.h"
 #include "ktap_user.h"
 #include "rdma_user.h"
 
@@ -64,6 +76,9 @@
 #define MAXMR 24
 #define MAX_MRS_PER_BUF 5
 #define MAXOPS_LOG (4UL << 20)
+/* An input's bytes read, and its operations run, at most. */
+#define INPUT_MAX (64UL << 10)
+#define INPUT_OPS 4096UL
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static struct ibv_context *ctx;
@@ -143,9 +158,40 @@ static __u64 rnd(void)
 	return rng_state * 0x2545F4914F6CDD1DULL;
 }
 
+/*
+ * The fuzzer's choices come from the seeded generator or, replaying an input
+ * (mode replay), from the input's bytes: each choice takes as many bytes as
+ * its range needs (one for up to 256 values), so that a changed byte changes
+ * one choice and the ones after it stay. Past the input's end every choice
+ * is 0, and the operations stop (input_left()).
+ */
+static const unsigned char *input;
+static size_t input_len, input_pos;
+/* --record FILE: the generator's choices written as the input that repeats them. */
+static FILE *record;
+
+static int input_left(void)
+{
+	return input_pos < input_len;
+}
+
 static __u64 below(__u64 n)
 {
-	return n ? rnd() % n : 0;
+	__u64 v = 0, span;
+	unsigned int shift = 0;
+
+	if (!n)
+		return 0;
+	if (!input) {
+		v = rnd() % n;
+		for (span = n - 1; record && span; span >>= 8, shift += 8)
+			fputc((v >> shift) & 0xff, record);
+		return v;
+	}
+	for (span = n - 1; span; span >>= 8, shift += 8)
+		if (input_pos < input_len)
+			v |= (__u64)input[input_pos++] << shift;
+	return v % n;
 }
 
 static int module_refs(void)
@@ -860,18 +906,20 @@ static int op_write(unsigned long opno)
 	return st;
 }
 
-static void fuzz(unsigned long long seed, unsigned long ops, int refs)
+/*
+ * Runs up to @ops operations (fewer when an input ends); @tag prefixes their
+ * outcomes. Returns how many ran.
+ */
+static unsigned long fuzz_ops(unsigned long ops, const char *tag)
 {
 	static const unsigned int weight[OP_N] = { 10, 3, 35, 12, 10, 5, 4, 5, 16, 3, 3 };
 	unsigned long i;
 	unsigned int w, total = 0, o;
-	int r, b, m;
+	int r;
 
 	for (o = 0; o < OP_N; o++)
 		total += weight[o];
-	rng_state = seed ? seed : 1;
-	vgem_dev = vgem_open();
-	for (i = 0; i < ops; i++) {
+	for (i = 0; i < ops && (!input || input_left()); i++) {
 		w = below(total);
 		for (o = 0; w >= weight[o]; o++)
 			w -= weight[o];
@@ -911,24 +959,22 @@ static void fuzz(unsigned long long seed, unsigned long ops, int refs)
 		op_count[o]++;
 		if (r && r != -2 && r != -3 && !(o == OP_STATS && r >= 3000))
 			op_errors[o]++;
-		outcome("%lu %s %d", i, op_names[o], r);
-		if (i % 500 == 499) {
-			char what[64];
+		outcome("%s%lu %s %d", tag, i, op_names[o], r);
+		if (!input && i % 500 == 499) {
+			char what[80];
 
 			snprintf(what, sizeof(what), "fuzzer at %lu of %lu operations", i + 1, ops);
 			ktap_progress(what);
 		}
 	}
-	for (o = 0; o < OP_N; o++)
-		printf("    # %s: %lu ops, %lu errors\n", op_names[o], op_count[o], op_errors[o]);
-	printf("    # %lu registrations succeeded, %lu refused; %lu WRITEs checked\n",
-	       regs_ok, regs_failed, writes_ok);
-	result(i == ops, "ran_%lu_operations (seed %llu)", ops, seed);
-	/* A generator that only fails, or never does, tests little. */
-	result(regs_ok > ops / 20 && regs_failed > ops / 20 && writes_ok > ops / 50,
-	       "outcomes_varied (%lu registered, %lu refused, %lu WRITEs)", regs_ok,
-	       regs_failed, writes_ok);
-	result(corruptions == 0, "no_data_corruption (%lu WRITEs checked)", writes_ok);
+	return i;
+}
+
+/* Deregisters every MR and closes every buffer the operations left. */
+static void fuzz_release(void)
+{
+	int b, m;
+
 	for (m = 0; m < MAXMR; m++)
 		if (mrs[m].live) {
 			uv_dereg_mr(ctx->cmd_fd, &mrs[m].mr);
@@ -942,10 +988,156 @@ static void fuzz(unsigned long long seed, unsigned long ops, int refs)
 			bufs[b].fd = -1;
 			buf_maybe_free(b);
 		}
+}
+
+static void fuzz_counts(void)
+{
+	unsigned int o;
+
+	for (o = 0; o < OP_N; o++)
+		printf("    # %s: %lu ops, %lu errors\n", op_names[o], op_count[o], op_errors[o]);
+	printf("    # %lu registrations succeeded, %lu refused; %lu WRITEs checked\n",
+	       regs_ok, regs_failed, writes_ok);
+}
+
+static void fuzz(unsigned long long seed, unsigned long ops)
+{
+	unsigned long done;
+
+	rng_state = seed ? seed : 1;
+	vgem_dev = vgem_open();
+	done = fuzz_ops(ops, "");
+	fuzz_counts();
+	result(done == ops, "ran_%lu_operations (seed %llu)", ops, seed);
+	/* A generator that only fails, or never does, tests little. */
+	result(regs_ok > ops / 20 && regs_failed > ops / 20 && writes_ok > ops / 50,
+	       "outcomes_varied (%lu registered, %lu refused, %lu WRITEs)", regs_ok,
+	       regs_failed, writes_ok);
+	result(corruptions == 0, "no_data_corruption (%lu WRITEs checked)", writes_ok);
+	fuzz_release();
 	if (vgem_dev >= 0)
 		close(vgem_dev);
 	vgem_dev = -1;
-	(void)refs;
+}
+
+/* The bytes of the file @path (at most @max), in a new buffer; NULL on error. */
+static unsigned char *read_input(const char *path, size_t max, size_t *len)
+{
+	unsigned char *buf = malloc(max);
+	FILE *f = fopen(path, "rb");
+
+	if (!buf || !f) {
+		free(buf);
+		if (f)
+			fclose(f);
+		return NULL;
+	}
+	*len = fread(buf, 1, max, f);
+	fclose(f);
+	return buf;
+}
+
+/* The distinct kernel program counters seen (--pcs), an open-addressed set. */
+#define PCSET 0x20000UL
+static unsigned long *pcset;
+static unsigned long pcs_seen, kcov_recorded;
+
+static void pcs_add(unsigned long n)
+{
+	unsigned long i, pc, h;
+
+	for (i = 0; pcset && i < n; i++) {
+		pc = kcov_pc(i);
+		for (h = kcov_mix(pc) & (PCSET - 1); pcset[h] && pcset[h] != pc;
+		     h = (h + 1) & (PCSET - 1))
+			;
+		if (!pcset[h] && pcs_seen < PCSET / 2) {
+			pcset[h] = pc;
+			pcs_seen++;
+		}
+	}
+}
+
+/* Writes the set to @path, one hexadecimal program counter a line. */
+static int pcs_write(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	unsigned long h;
+
+	if (!f)
+		return 0;
+	for (h = 0; h < PCSET; h++)
+		if (pcset[h])
+			fprintf(f, "0x%lx\n", pcset[h]);
+	return !fclose(f);
+}
+
+/*
+ * Mode replay: each file of @paths (the fuzzer's corpus, or a reproducer it
+ * saved) as the choices of one sequence of operations, from a clean state;
+ * the outcomes carry the file's name, so that --save and --compare hold
+ * every input to the same result on both importers.
+ */
+static void replay(char **paths, int n)
+{
+	unsigned long ops = 0;
+	int i, read = 0;
+	size_t len;
+
+	vgem_dev = vgem_open();
+	for (i = 0; i < n; i++) {
+		unsigned char *data = read_input(paths[i], INPUT_MAX, &len);
+		const char *name = strrchr(paths[i], '/');
+		char tag[80];
+
+		if (!data) {
+			printf("    # %s: %s\n", paths[i], strerror(errno));
+			continue;
+		}
+		read++;
+		snprintf(tag, sizeof(tag), "%s ", name ? name + 1 : paths[i]);
+		input = data;
+		input_len = len;
+		input_pos = 0;
+		kcov_start();
+		ops += fuzz_ops(INPUT_OPS, tag);
+		kcov_recorded = kcov_stop();
+		pcs_add(kcov_recorded);
+		input = NULL;
+		free(data);
+		fuzz_release();
+	}
+	if (vgem_dev >= 0)
+		close(vgem_dev);
+	vgem_dev = -1;
+	fuzz_counts();
+	result(n > 0 && read == n, "replayed_inputs (%d of %d, %lu operations)", read, n, ops);
+	result(corruptions == 0, "no_data_corruption (%lu WRITEs checked)", writes_ok);
+}
+
+/*
+ * Mode afl FILE (make fuzz, run by AFL++ once per input): FILE replayed as
+ * mode replay does, with the kernel's coverage of its operations (KCOV, this
+ * thread) counted in AFL++'s map. Mode replay with --pcs OUT instead writes
+ * the distinct program counters of all its inputs to OUT (make fuzz's
+ * coverage table). Either fails when the kernel has no KCOV.
+ */
+static void covered(char **paths, int n, int afl, const char *pcs)
+{
+	int opened = !kcov_open();
+
+	result(opened, "kcov_opened");
+	if (!opened)
+		return;
+	if (pcs)
+		pcset = calloc(PCSET, sizeof(*pcset));
+	replay(paths, n);
+	if (afl)
+		result(!kcov_to_afl(kcov_recorded), "afl_map_filled (%lu program counters)",
+		       kcov_recorded);
+	if (pcs)
+		result(pcset && pcs_write(pcs), "program_counters_written (%lu, %s)", pcs_seen,
+		       pcs);
 }
 
 /* ---- storm ----------------------------------------------------------- */
@@ -1321,20 +1513,27 @@ report:
 
 int main(int argc, char **argv)
 {
-	const char *save = NULL, *compare = NULL, *mode;
+	const char *save = NULL, *compare = NULL, *recorded = NULL, *pcs = NULL, *mode;
+	int klog = -1, rc;
 	char suite[64];
-	int i, refs;
+	int i, refs, inputs = 0;
 
 	if (argc < 5)
 		return 2;
 	gidx = atoi(argv[2]);
 	importer = argv[3];
 	mode = argv[4];
+	while (5 + inputs < argc && strncmp(argv[5 + inputs], "--", 2))
+		inputs++;
 	for (i = 5; i < argc; i++) {
 		if (!strcmp(argv[i], "--save") && i + 1 < argc)
 			save = argv[++i];
 		else if (!strcmp(argv[i], "--compare") && i + 1 < argc)
 			compare = argv[++i];
+		else if (!strcmp(argv[i], "--record") && i + 1 < argc)
+			recorded = argv[++i];
+		else if (!strcmp(argv[i], "--pcs") && i + 1 < argc)
+			pcs = argv[++i];
 	}
 	snprintf(suite, sizeof(suite), "%s_%s",
 		 !strcmp(mode, "faults") ? "fault_injection_uverbs" : mode, importer);
@@ -1346,10 +1545,20 @@ int main(int argc, char **argv)
 		return ktap_report(suite);
 	outlog = (save || compare) ? calloc(1, MAXOPS_LOG + 1) : NULL;
 	refs = module_refs();
+	if (!strcmp(mode, "afl"))
+		klog = klog_open();
+	if (recorded)
+		record = fopen(recorded, "wb");
 	if (!strcmp(mode, "faults"))
 		faults();
 	else if (!strcmp(mode, "fuzz") && argc > 6)
-		fuzz(strtoull(argv[5], NULL, 0), strtoul(argv[6], NULL, 0), refs);
+		fuzz(strtoull(argv[5], NULL, 0), strtoul(argv[6], NULL, 0));
+	else if (!strcmp(mode, "replay") && argc > 5 && pcs)
+		covered(argv + 5, inputs, 0, pcs);
+	else if (!strcmp(mode, "replay") && argc > 5)
+		replay(argv + 5, inputs);
+	else if (!strcmp(mode, "afl") && inputs == 1)
+		covered(argv + 5, 1, 1, NULL);
 	else if (!strcmp(mode, "storm") && argc > 5)
 		storm(argv[1], atoi(argv[5]));
 	else if (!strcmp(mode, "stormbench") && argc > 7)
@@ -1361,7 +1570,16 @@ int main(int argc, char **argv)
 	if (outlog)
 		result(outcomes_match(save, compare), save ? "outcomes_saved %s" :
 		       "same_outcomes_as %s", save ? save : compare);
+	if (recorded)
+		result(record && !fclose(record), "choices_recorded %s", recorded);
 	teardown();
 	expect_nothing_left(refs);
-	return ktap_report(suite);
+	rc = ktap_report(suite);
+	/*
+	 * AFL++ keeps the inputs of programs killed by a signal: a failed
+	 * check or a kernel report is made one.
+	 */
+	if (!strcmp(mode, "afl") && (klog_reported(klog) || rc))
+		abort();
+	return rc;
 }
