@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: all kernel module check check-full check-slow kunit demo docs bench mutants two-node two-node-bench demo-2node fmt clean kernel-clean
+.PHONY: all kernel module check check-full check-slow kunit demo docs bench mutants fuzz fuzz-seeds two-node two-node-bench demo-2node fmt clean kernel-clean
 
 all: module
 
@@ -57,6 +57,17 @@ bench:
 # Documentation/testing.rst ("Mutants"). MUTANTS=name... runs only those.
 mutants:
 	@MUTANTS_UPDATE=$${MUTANTS_UPDATE:-$(if $(MUTANTS),0,1)} $(SCRIPTS)/mutants.sh $(MUTANTS)
+
+# Coverage-guided fuzzing: AFL++ in a guest of the KCOV kernel, FUZZ_SECS
+# (600) seconds per importer, resuming from earlier runs; crashes go to
+# build/fuzz/crashes, the coverage table to build/fuzz/coverage.txt
+# (Documentation/testing.rst, "Fuzzing"). fuzz-seeds rewrites the seed
+# corpus (samples/rxe_dmabuf/corpus/seed-*).
+fuzz:
+	@$(SCRIPTS)/fuzz.sh run
+
+fuzz-seeds:
+	@$(SCRIPTS)/fuzz.sh seeds
 
 # Two guests on a virtual link, RDMA into the other's moving dma-buf
 # (Documentation/two-node.rst); make check runs a shorter variant.

@@ -109,7 +109,7 @@ main() {
 	say "building $what; full log: $LOGDIR/kernel-build-$UMEM_KERNEL.log)"
 	PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-$UMEM_KERNEL$KSUFFIX \
 		run_with_progress "$stage" "$LOGDIR/kernel-build-$UMEM_KERNEL.log" "$KOUT" \
-		make -C "$KSRC" O="$KOUT" LLVM=$KLLVM -j"$(nproc)" "${KTARGETS[@]}"
+		make -C "$KSRC" O="$KOUT" LLVM=$KLLVM -j"$(nproc)" "${KMAKEVARS[@]}" "${KTARGETS[@]}"
 	find "$KOUT" -name '*.o' | wc -l >"$UMEM_CACHE/objcount-$UMEM_KERNEL$KSUFFIX" || true
 	echo "$key" >"$KOUT/.umem-key"
 }

@@ -92,10 +92,13 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 #   drivers  no kernel: the directories of the hardware RDMA drivers of
 #            kernel/drivers.config, compiled only (make check)
 #   series   scripts/kpatch.sh build-each: the test kernel and the drivers
+#   fuzz     make fuzz: the test kernel with KCOV on the code under test
+#            (kernel/fuzz.config; KMAKEVARS: make's variables that choose
+#            the instrumented objects)
 HW_RDMA_DRIVERS=(mlx5/mlx5_ib efa/efa bnxt_re/bnxt_re irdma/irdma mana/mana_ib ionic/ionic_rdma)
 kernel_vars() {
 	local k=$ROOT/kernel
-	KTARGETS=()
+	KTARGETS=() KMAKEVARS=()
 	KPRODUCT=arch/x86/boot/bzImage
 	case "$1" in
 	test)
@@ -123,8 +126,17 @@ kernel_vars() {
 		KFRAGMENTS=("$k/umem.config" "$k/linux-$UMEM_KVER.config" "$k/test.config"
 			    "$k/drivers.config")
 		;;
+	fuzz)
+		KOUT=$UMEM_CACHE/build-fuzz$KSUFFIX
+		KFRAGMENTS=("$k/umem.config" "$k/linux-$UMEM_KVER.config" "$k/test.config"
+			    "$k/fuzz.config")
+		local o
+		for o in umem_dmabuf uverbs_std_types_mr rxe_dmabuf rxe_mr dma-buf dma-resv kernel; do
+			KMAKEVARS+=("KCOV_INSTRUMENT_$o.o=y")
+		done
+		;;
 	*)
-		die "UMEM_KERNEL must be 'test', 'fast', 'drivers' or 'series', not '$1'"
+		die "UMEM_KERNEL must be 'test', 'fast', 'drivers', 'series' or 'fuzz', not '$1'"
 		;;
 	esac
 	KCHECKED=("${KFRAGMENTS[@]}")
@@ -209,6 +221,7 @@ kernel_key() {
 		echo "kver $UMEM_KVER"
 		toolchain_versions
 		[ ${#KTARGETS[@]} = 0 ] || echo "targets ${KTARGETS[*]}"
+		[ ${#KMAKEVARS[@]} = 0 ] || echo "make ${KMAKEVARS[*]}"
 		kernel_pkg_version
 		series_patches | xargs -r cat
 		cat "${KFRAGMENTS[@]}"

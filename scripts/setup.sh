@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Installs what the build and the QEMU runs need. Idempotent: a second run
-# checks and returns at once.
+# setup.sh [PACKAGE...]: installs what the build and the QEMU runs need, and
+# the Debian PACKAGEs a lane needs besides (make fuzz: afl++). Idempotent: a
+# second run checks and returns at once.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -14,6 +15,7 @@ DEBS=(clang lld llvm libclang-dev bc flex bison libelf-dev
 # The kernel's compilers: 7.3 needs LLVM >= 17 (its source comes from
 # trixie-backports: lib.sh, fetch_kernel_deb).
 DEBS+=(clang-19 lld-19 llvm-19 libclang-19-dev xz-utils)
+DEBS+=("$@")
 
 missing=()
 for p in "${DEBS[@]}"; do
