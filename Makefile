@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: all kernel module check check-full check-slow kunit demo docs bench mutants fuzz fuzz-seeds two-node two-node-bench demo-2node fmt clean kernel-clean
+.PHONY: all kernel module check check-full check-slow check-kcsan kunit demo docs bench mutants fuzz fuzz-seeds two-node two-node-bench demo-2node fmt clean kernel-clean
 
 all: module
 
@@ -40,6 +40,12 @@ check-slow:
 # on the C importer too.
 check-full:
 	@UMEM_FULL=1 $(SCRIPTS)/check.sh
+
+# The concurrent suites (end to end with migrations, the storm, the fuzzer's
+# corpus, the two-node pair) on a KCSAN kernel of their own; a data race
+# report fails it (Documentation/testing.rst, "Data races").
+check-kcsan:
+	@$(SCRIPTS)/kcsan.sh
 
 demo:
 	@$(SCRIPTS)/demo.sh

@@ -92,6 +92,7 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 #   drivers  no kernel: the directories of the hardware RDMA drivers of
 #            kernel/drivers.config, compiled only (make check)
 #   series   scripts/kpatch.sh build-each: the test kernel and the drivers
+#   kcsan    make check-kcsan: kernel/umem.config + kernel/kcsan.config
 #   fuzz     make fuzz: the test kernel with KCOV on the code under test
 #            (kernel/fuzz.config; KMAKEVARS: make's variables that choose
 #            the instrumented objects)
@@ -126,6 +127,10 @@ kernel_vars() {
 		KFRAGMENTS=("$k/umem.config" "$k/linux-$UMEM_KVER.config" "$k/test.config"
 			    "$k/drivers.config")
 		;;
+	kcsan)
+		KOUT=$UMEM_CACHE/build-kcsan$KSUFFIX
+		KFRAGMENTS=("$k/umem.config" "$k/linux-$UMEM_KVER.config" "$k/kcsan.config")
+		;;
 	fuzz)
 		KOUT=$UMEM_CACHE/build-fuzz$KSUFFIX
 		KFRAGMENTS=("$k/umem.config" "$k/linux-$UMEM_KVER.config" "$k/test.config"
@@ -136,7 +141,7 @@ kernel_vars() {
 		done
 		;;
 	*)
-		die "UMEM_KERNEL must be 'test', 'fast', 'drivers', 'series' or 'fuzz', not '$1'"
+		die "UMEM_KERNEL must be 'test', 'fast', 'drivers', 'series', 'kcsan' or 'fuzz', not '$1'"
 		;;
 	esac
 	KCHECKED=("${KFRAGMENTS[@]}")

@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# kcsan.sh (make check-kcsan): the concurrent suites on the KCSAN kernel
+# (UMEM_KERNEL=kcsan, kernel/kcsan.config; its own build and cache key):
+# the guest job scripts/guest/kcsan.sh, then the two-node pair (the lossy
+# link, WRITEs into a migrating buffer, the killed server; Rust importer).
+# The verdict is make check's (scripts/report.py): a data race report
+# (BUG: KCSAN) fails it, unless report.py lists it as a known upstream one.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+export UMEM_KERNEL=kcsan
+"$ROOT/scripts/kernel.sh"
+"$ROOT/scripts/module.sh"
+log=$LOGDIR/kcsan-serial.log
+slog=$LOGDIR/kcsan-two-node-server-serial.log
+clog=$LOGDIR/kcsan-two-node-client-serial.log
+UMEM_TIMEOUT=${UMEM_TIMEOUT:-3600} "$ROOT/scripts/qemu.sh" kcsan "$log" kunit.enable=0 || true
+UMEM_SMP=1 TWO_NODE_TESTS=none TWO_NODE_LOSSY=rust TWO_NODE_BENCH= \
+	"$ROOT/scripts/two_node.sh" "$slog" "$clog" || true
+rc=0
+# No report from a KCSAN that was off proves nothing: each boot must have
+# enabled it and passed its own boot-time selftest (races it plants).
+for l in "$log" "$slog" "$clog"; do
+	if ! grep -aq 'kcsan: enabled early' "$l" || ! grep -aq 'kcsan: selftest: 3/3 tests passed' "$l"; then
+		echo "not ok: KCSAN was not enabled, or failed its selftest, in $(basename "$l")" >&2
+		rc=1
+	fi
+done
+python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
+	--require-ktap --log "$log" --log "$slog" --log "$clog" || rc=1
+exit $rc
