@@ -211,7 +211,7 @@ record "device memory: the host reads what RDMA wrote in the BAR (both importers
 	"$log" c rust
 # The concurrent registration storm of the main boot (guest/check.sh) on
 # the test kernel, the one developers and CI run: the median per-round
-# Rust/C time per registration at most 1.25. Its blocks run beside the
+# Rust/C time per registration at most 1.25. Its blocks may run beside the
 # two-node pair, and single rounds measured 0.89 to 1.16 in make check
 # (Documentation/performance.rst): a limit of 1/0.9 would fail at random;
 # 1.25 catches the Rust importer falling to 0.8 times the C one's rate.
