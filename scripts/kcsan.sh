@@ -9,6 +9,27 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# kcsan_on LOG...: no report from a KCSAN that was off proves nothing, so
+# each boot must have enabled it and passed its own boot-time selftest
+# (races it plants). kcsan.sh --check-enabled LOG... runs only this (the
+# runner's plants, scripts/selftest/plants.sh).
+kcsan_on() {
+	local l rc=0
+	for l in "$@"; do
+		if ! grep -aq 'kcsan: enabled early' "$l" ||
+			! grep -aq 'kcsan: selftest: 3/3 tests passed' "$l"; then
+			echo "not ok: KCSAN was not enabled, or failed its selftest, in $(basename "$l")" >&2
+			rc=1
+		fi
+	done
+	return $rc
+}
+if [ "${1:-}" = --check-enabled ]; then
+	shift
+	kcsan_on "$@"
+	exit
+fi
+
 export UMEM_KERNEL=kcsan
 "$ROOT/scripts/kernel.sh"
 "$ROOT/scripts/module.sh"
@@ -19,14 +40,7 @@ UMEM_TIMEOUT=${UMEM_TIMEOUT:-3600} "$ROOT/scripts/qemu.sh" kcsan "$log" kunit.en
 UMEM_SMP=1 TWO_NODE_TESTS=none TWO_NODE_LOSSY=rust TWO_NODE_BENCH= \
 	"$ROOT/scripts/two_node.sh" "$slog" "$clog" || true
 rc=0
-# No report from a KCSAN that was off proves nothing: each boot must have
-# enabled it and passed its own boot-time selftest (races it plants).
-for l in "$log" "$slog" "$clog"; do
-	if ! grep -aq 'kcsan: enabled early' "$l" || ! grep -aq 'kcsan: selftest: 3/3 tests passed' "$l"; then
-		echo "not ok: KCSAN was not enabled, or failed its selftest, in $(basename "$l")" >&2
-		rc=1
-	fi
-done
+kcsan_on "$log" "$slog" "$clog" || rc=1
 python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
 	--require-ktap --log "$log" --log "$slog" --log "$clog" || rc=1
 exit $rc

@@ -86,13 +86,22 @@ LEAK_RE = re.compile(
 # (message, a frame the report's call trace must contain, why). The report
 # (from its first line to "---[ end trace") is counted apart, printed, and
 # does not fail the run; the same message from anywhere else still does.
+# Each entry: the report's first line, a frame its trace must hold, and why
+# it is forgiven, with the upstream reference. A data race (KCSAN, make
+# check-kcsan) is forgiven the same way. No report is forgiven whose lines
+# name the project's code (OURS_RE), whatever its entry says.
 KNOWN_UPSTREAM = [
     (re.compile(r"ODEBUG: object \S+ is on stack \S+, but NOT annotated"),
      re.compile(r"\brust_doctest_kernel_time_hrtimer_rs_\d+\+"),
      "7.3's kernel::time::hrtimer examples put timers on the stack without "
      "the debug-objects annotation (CONFIG_DEBUG_OBJECTS_TIMERS)"),
 ]
-END_TRACE_RE = re.compile(r"---\[ end trace")
+# The end of a report: a WARNING's trace, or KCSAN's closing rule.
+END_TRACE_RE = re.compile(r"---\[ end trace|^(\s*\[\s*[0-9.]+\])?\s*={40,}\s*$")
+# The project's code: its modules, the importers and rxe's dma-buf MRs,
+# and the series' Rust (mangled kernel-crate symbols of dma_buf).
+OURS_RE = re.compile(r"\[(umem_dmabuf_rs|dmabuf_exporter_rs)\]|\bib_umem_dmabuf\w*|"
+                     r"\brxe_dmabuf\w*|\bumem_dmabuf\w*|7dma_buf")
 # The kernel log's timestamp prefix, as kunit.py strips it.
 PREFIX_RE = re.compile(r"^\s*\[\s*[0-9.]+\]\s?")
 # A line that reads as a test result.
@@ -133,7 +142,9 @@ def known_upstream(lines):
                 continue
             end = next((j for j in range(i + 1, min(i + 120, len(lines)))
                         if END_TRACE_RE.search(lines[j])), None)
-            if end is not None and any(frame.search(l) for l in lines[i:end]):
+            if end is None or any(OURS_RE.search(l) for l in lines[i:end]):
+                continue
+            if any(frame.search(l) for l in lines[i:end]):
                 skip.update(range(i, end + 1))
                 found.append(why)
     return skip, found

@@ -11,7 +11,9 @@
 # result outside every KTAP document, a job that exited non-zero or
 # printed no exit line, a result the manifest does not list, a boot
 # without a section, a debugobjects report from code other than the one
-# known upstream report; the storm gate with a slow Rust importer; and
+# known upstream report, a listed data race through the project's code,
+# make check-kcsan on a boot whose KCSAN was off; the storm gate with a
+# slow Rust importer; and
 # the examples rule with an item that has none; make mutants' mutants that
 # no longer apply, and its matrix with a killed and a surviving mutant.
 set -uo pipefail
@@ -246,6 +248,54 @@ if verdict known_upstream && grep -qF "1 known upstream report(s), not counted" 
 else
 	echo "    FAIL a known upstream report from the code it names failed the run:" >&2
 	cat "$tmp/known_upstream.out" >&2
+	bad=1
+fi
+# A data race (make check-kcsan) is forgiven the same way, with KCSAN's
+# report shape (closing rule, two stacks), and never when a frame is the
+# project's: a listed race whose other side is in the Rust importer counts.
+if python3 - "$ROOT/scripts" <<'PY'
+import re
+import sys
+sys.path.insert(0, sys.argv[1])
+import report
+report.KNOWN_UPSTREAM.append((
+    re.compile(r"BUG: KCSAN: data-race in upstream_a / upstream_b"),
+    re.compile(r"\bupstream_a\+"), "a listed upstream race (plant)"))
+def race(second):
+    rule = "[    5.000000] " + "=" * 66
+    return [rule, "[    5.000001] BUG: KCSAN: data-race in upstream_a / upstream_b", "",
+            "[    5.000002] write to 0xffff888003c1a0b8 of 4 bytes by task 9 on cpu 0:",
+            "[    5.000003]  upstream_a+0x1d/0x40",
+            "[    5.000004] read to 0xffff888003c1a0b8 of 4 bytes by task 10 on cpu 1:",
+            f"[    5.000005]  {second}", "[    5.000006] Reported by Kernel Concurrency Sanitizer on:",
+            rule, "[    5.000007] after the report"]
+listed = race("upstream_b+0x11/0x30")
+ours = race("upstream_b+0x11/0x30 [umem_dmabuf_rs]")
+skip, found = report.known_upstream(listed)
+ok = found == ["a listed upstream race (plant)"] and 1 in skip and 8 in skip and 9 not in skip
+skip, found = report.known_upstream(ours)
+ok = ok and not found and not skip
+bad, _ = report.scan_problems(ours)
+ok = ok and any("BUG: KCSAN" in line for line in bad)
+sys.exit(0 if ok else 1)
+PY
+then
+	echo "    ok   a listed upstream data race is forgiven, the same race through the project's code is not"
+else
+	echo "    FAIL the KCSAN allowlist forgave the project's race, or not the upstream one" >&2
+	bad=1
+fi
+# make check-kcsan refuses a boot whose KCSAN was off or failed its selftest.
+printf '%s\n' "[    0.0] kcsan: enabled early" "[    1.0] kcsan: selftest: 3/3 tests passed" \
+	>"$tmp/kcsan-on.log"
+grep -v 'enabled early' "$tmp/kcsan-on.log" >"$tmp/kcsan-off.log"
+sed 's|3/3 tests passed|2/3 tests passed|' "$tmp/kcsan-on.log" >"$tmp/kcsan-selftest.log"
+if "$ROOT/scripts/kcsan.sh" --check-enabled "$tmp/kcsan-on.log" 2>/dev/null &&
+	! "$ROOT/scripts/kcsan.sh" --check-enabled "$tmp/kcsan-off.log" 2>/dev/null &&
+	! "$ROOT/scripts/kcsan.sh" --check-enabled "$tmp/kcsan-selftest.log" 2>/dev/null; then
+	echo "    ok   plant 'KCSAN off' and 'KCSAN selftest failed': make check-kcsan red"
+else
+	echo "    FAIL make check-kcsan's check that KCSAN was on is not red without it" >&2
 	bad=1
 fi
 plant odebug_from_other_code "ODEBUG: object 000000003b8165f3 is on stack" \
