@@ -3,7 +3,7 @@
 """bench_report.py LOG OUTDIR [KERNEL]: turns the BENCH and DPBENCH lines of
 a benchmark boot (kunit/bench_test.c, rxe_dmabuf_fuzz regbench and
 stormbench, rxe_dmabuf_bench) into OUTDIR/results.json, results.md and plots
-(ns_per_entry.png, ratio.png, datapath.png, migrate.png).
+(ns_per_entry.png, ratio.png, datapath.png, migrate.png, revoke.png).
 
 Each (benchmark, table size) has blocks timed in rounds of C, Rust, Rust, C.
 Per round the ratio is the mean of its two Rust blocks over the mean of its
@@ -20,6 +20,10 @@ migrations per second), and the per-round ratio is against the ordinary MR
 the baseline's latency. The processes that print them run C, Rust, Rust, C
 per round too, so each target is also compared across importers: Rust/C
 time per message.
+
+REVLAT lines (rxe_dmabuf_bench revoke) give, per importer, how long it took
+to follow an invalidation (unmap, and the next access served: remap) and a
+revocation (revoke): samples, p50, p99 and maximum, in ns.
 
 BENCH_GATE lines (the regression gate, umem_bench_gate) give the gate's
 per-round Rust/C ratios; the report shows their median.
@@ -46,6 +50,7 @@ from pathlib import Path
 
 BENCH_RE = re.compile(r" BENCH (\S+) (\d+) (c|rust) (\d+) (\d+)")
 DP_RE = re.compile(r"DPBENCH (\S+) (\d+) (c|rust) (\S+) (\d+) (\d+)")
+REVLAT_RE = re.compile(r"REVLAT (unmap|remap|revoke) (c|rust) (\d+) (\d+) (\d+) (\d+)")
 GATE_RE = re.compile(r" BENCH_GATE(_OP)? (\d+) (\d+) (\d+) (\d+\.\d+)")
 BASELINE = {"ordinary", "mig0"}
 
@@ -107,6 +112,62 @@ def parse_gate(log, op=False):
     return [(int(m.group(3)), int(m.group(4)), float(m.group(5)))
             for m in map(GATE_RE.search, block_lines(log, r"bench|importer"))
             if m and bool(m.group(1)) == op]
+
+
+def parse_revlat(log):
+    """Rows of revocation latency: what, importer, samples, p50/p99/max ns."""
+    order = {"unmap": 0, "remap": 1, "revoke": 2}
+    rows = [{"what": m.group(1), "importer": m.group(2), "samples": int(m.group(3)),
+             "p50_ns": int(m.group(4)), "p99_ns": int(m.group(5)), "max_ns": int(m.group(6))}
+            for m in map(REVLAT_RE.search, block_lines(log, r"bench_revoke(\+\w+)?")) if m]
+    return sorted(rows, key=lambda r: (order[r["what"]], r["importer"]))
+
+
+REVLAT_HEADER = ["latency", "importer", "samples", "p50 ms", "p99 ms", "max ms"]
+REVLAT_TEXT = ("Revocation latency (``rxe_dmabuf_bench revoke``, timed by the exporter): "
+               "``unmap`` from an invalidation (a migration every 10 ms under a stream of "
+               "WRITEs) until rxe unmapped the MR, ``remap`` until its next map (the next "
+               "access served), ``revoke`` from a vfio-pci-style revocation of a mapped MR "
+               "until the exporter saw it unmapped; make check holds every maximum below "
+               "1 s on the test kernel:")
+
+
+def revlat_cells(r):
+    return [r["what"], r["importer"], str(r["samples"]), f"{r['p50_ns'] / 1e6:.3f}",
+            f"{r['p99_ns'] / 1e6:.3f}", f"{r['max_ns'] / 1e6:.3f}"]
+
+
+def markdown_revlat(rows):
+    if not rows:
+        return ""
+    out = ["", REVLAT_TEXT.replace("``", "`"), "", "| " + " | ".join(REVLAT_HEADER) + " |",
+           "|---|---|---:|---:|---:|---:|"]
+    out += ["| " + " | ".join(revlat_cells(r)) + " |" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def plot_revlat(rows, outdir):
+    """revoke.png: p50, p99 and maximum per latency and importer (log scale)."""
+    if not rows:
+        return
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    labels = [f"{r['what']}\n{r['importer']}" for r in rows]
+    x = range(len(rows))
+    for off, key, name in ((-0.25, "p50_ns", "p50"), (0, "p99_ns", "p99"),
+                           (0.25, "max_ns", "max")):
+        ax.bar([i + off for i in x], [max(r[key], 1) / 1e6 for r in rows], 0.25, label=name)
+    ax.set_xticks(list(x))
+    ax.set_xticklabels(labels)
+    ax.set_yscale("log")
+    ax.set_ylabel("ms")
+    ax.set_title("Revocation latency (exporter's view)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(outdir / "revoke.png", dpi=110)
+    plt.close(fig)
 
 
 def summarize_dp_importers(data):
@@ -319,7 +380,8 @@ def markdown_storm(rows):
     return "\n".join(out) + "\n"
 
 
-def rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel, commit, storm=()):
+def rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel, commit, storm=(),
+        revlat=()):
     """Documentation/performance.rst's tables."""
     out = [f"Measured at commit ``{commit}`` on the fast kernel ({kernel}), QEMU TCG, "
            "by ``make bench`` (defaults); Rust/C is the median of the per-round ratios "
@@ -369,6 +431,10 @@ def rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel, commit, storm=
             [[r["bench"], str(r["bytes"]), r["importer"],
               f"{r['mb_per_s']:.1f}" if r["mb_per_s"] is not None else "-", ci(r)]
              for r in dev_rows])
+        out.append("")
+    if revlat:
+        out += [REVLAT_TEXT, ""]
+        out += rst_table(REVLAT_HEADER, [revlat_cells(r) for r in revlat])
         out.append("")
     return "\n".join(out)
 
@@ -544,7 +610,8 @@ def main():
     dev_rows = summarize_devmem(dp_data)
     gate = parse_gate(log)
     gate_op = parse_gate(log, op=True)
-    if not rows and not dp_rows and not storm:
+    revlat = parse_revlat(log)
+    if not rows and not dp_rows and not storm and not revlat:
         print(f"no BENCH or DPBENCH lines in {log}", file=sys.stderr)
         return 1
     (outdir / "results.json").write_text(json.dumps(
@@ -552,17 +619,18 @@ def main():
          "datapath_importers": imp_rows, "datapath_devmem": dev_rows,
          "gate": [{"c_ns": c, "rust_ns": r, "ratio": x} for c, r, x in gate],
          "gate_op": [{"c_ns": c, "rust_ns": r, "ratio": x} for c, r, x in gate_op],
-         "storm": storm},
+         "storm": storm, "revocation_latency": revlat},
         indent=1) + "\n")
     if rst_out:
         rst_out.write_text(rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel,
-                               commit, storm))
+                               commit, storm, revlat))
     md = (markdown(rows, kernel) + markdown_dp(dp_rows) + markdown_dp_importers(imp_rows) +
-          markdown_devmem(dev_rows) + markdown_storm(storm))
+          markdown_devmem(dev_rows) + markdown_storm(storm) + markdown_revlat(revlat))
     (outdir / "results.md").write_text(md)
     if rows:
         plots(rows, outdir)
     plots_dp(dp_rows, outdir)
+    plot_revlat(revlat, outdir)
     print(md)
     print(f"written: {outdir}/results.json, results.md and plots")
     return 0

@@ -18,7 +18,9 @@
 /* CREATE flags */
 #define DMABUF_EXP_F_DYNAMIC	(1U << 0)	/* pin/unpin, can migrate */
 #define DMABUF_EXP_F_DEVMEM	(1U << 1)	/* in device memory; needs F_DYNAMIC */
-#define DMABUF_EXP_F_ALL	(DMABUF_EXP_F_DYNAMIC | DMABUF_EXP_F_DEVMEM)
+#define DMABUF_EXP_F_REVOCABLE	(1U << 2)	/* vfio-pci's rules; needs F_DYNAMIC */
+#define DMABUF_EXP_F_ALL	(DMABUF_EXP_F_DYNAMIC | DMABUF_EXP_F_DEVMEM | \
+				 DMABUF_EXP_F_REVOCABLE)
 
 #define DMABUF_EXP_MAX_SIZE	(1ULL << 30)	/* bytes */
 #define DMABUF_EXP_MAX_CHUNKS	65536
@@ -39,6 +41,12 @@
  * With DMABUF_EXP_F_DEVMEM the buffer starts in device memory (the BAR of an
  * ivshmem-plain device the module drives); errors: ENODEV without one,
  * ENOMEM when it is full, EINVAL without DMABUF_EXP_F_DYNAMIC.
+ *
+ * With DMABUF_EXP_F_REVOCABLE the buffer follows vfio-pci's rules for the
+ * dma-bufs of a BAR: an importer that cannot be revoked (one without
+ * invalidate_mappings, dma_buf_attach_revocable()) is refused with
+ * EOPNOTSUPP, and DMABUF_EXP_IOC_REVOKE revokes and restores it; EINVAL
+ * without DMABUF_EXP_F_DYNAMIC.
  */
 struct dmabuf_exp_create {
 	__u32 version;
@@ -167,11 +175,82 @@ struct dmabuf_exp_rw {
 
 #define DMABUF_EXP_RW_F_WRITE	(1U << 0)
 
+/**
+ * struct dmabuf_exp_revoke - revoke a buffer, or restore it
+ * @version: DMABUF_EXP_VERSION
+ * @fd: a dma-buf from CREATE with DMABUF_EXP_F_REVOCABLE
+ * @flags: DMABUF_EXP_REVOKE_F_RESTORE to restore, 0 to revoke
+ * @reserved: zero
+ * @wait_ns: out: from the invalidation until the last mapping was unmapped
+ *	(0 if there was none)
+ * @unmapped: out: the mappings the importers unmapped in that time
+ *
+ * Revoking does what vfio-pci does when a device's memory goes away (reset,
+ * memory decoding off, unbind; vfio_pci_dma_buf_move()): under the
+ * reservation lock it marks the buffer revoked and invalidates every
+ * importer's mappings, then waits until each one has been unmapped. While
+ * revoked, new attachments fail with ENODEV and so do maps. Restoring lets
+ * importers map it again. Waiting can be interrupted by a signal (EINTR: the
+ * buffer stays revoked). Errors: EINVAL for a buffer without
+ * DMABUF_EXP_F_REVOCABLE, unknown flags or a bad version; EALREADY to revoke
+ * a revoked buffer or restore one that is not.
+ */
+struct dmabuf_exp_revoke {
+	__u32 version;
+	__s32 fd;
+	__u32 flags;
+	__u32 reserved;
+	__u64 wait_ns;
+	__u64 unmapped;
+};
+
+#define DMABUF_EXP_REVOKE_F_RESTORE	(1U << 0)
+
+/*
+ * Samples of one kind that a buffer keeps until they are read; later ones
+ * are dropped (and counted).
+ */
+#define DMABUF_EXP_LATENCY_SAMPLES	256
+
+/**
+ * struct dmabuf_exp_latency - how fast importers follow an invalidation
+ * @version: DMABUF_EXP_VERSION
+ * @fd: a dma-buf from CREATE with DMABUF_EXP_F_DYNAMIC
+ * @count: room in each array
+ * @reserved: zero
+ * @unmap_ns: user pointer to @count __u64: per mapping live at an
+ *	invalidation (a migration or a revocation), the time from the
+ *	invalidation until the importer unmapped it
+ * @remap_ns: user pointer to @count __u64: per invalidation of a mapped
+ *	buffer, the time until the next map (for rxe: the next access served)
+ * @unmaps: out: samples written to @unmap_ns
+ * @remaps: out: samples written to @remap_ns
+ * @dropped: out: samples lost because DMABUF_EXP_LATENCY_SAMPLES were kept
+ *	already, or @count had no room for them
+ *
+ * Returns the samples taken since the last call and forgets them. A new
+ * invalidation before every mapping of the last one was unmapped ends that
+ * one's samples. Errors: EINVAL for a static buffer or a bad version; EFAULT.
+ */
+struct dmabuf_exp_latency {
+	__u32 version;
+	__s32 fd;
+	__u32 count;
+	__u32 reserved;
+	__u64 unmap_ns;
+	__u64 remap_ns;
+	__u32 unmaps;
+	__u32 remaps;
+	__u64 dropped;
+};
+
 #define DMABUF_EXP_IOC_MAGIC	0xDE
 #define DMABUF_EXP_IOC_CREATE	_IOWR(DMABUF_EXP_IOC_MAGIC, 1, struct dmabuf_exp_create)
 #define DMABUF_EXP_IOC_MIGRATE	_IOW(DMABUF_EXP_IOC_MAGIC, 2, struct dmabuf_exp_migrate)
 #define DMABUF_EXP_IOC_STATS	_IOWR(DMABUF_EXP_IOC_MAGIC, 3, struct dmabuf_exp_stats)
 #define DMABUF_EXP_IOC_INJECT	_IOW(DMABUF_EXP_IOC_MAGIC, 4, struct dmabuf_exp_inject)
 #define DMABUF_EXP_IOC_RW	_IOW(DMABUF_EXP_IOC_MAGIC, 5, struct dmabuf_exp_rw)
+#define DMABUF_EXP_IOC_REVOKE	_IOWR(DMABUF_EXP_IOC_MAGIC, 6, struct dmabuf_exp_revoke)
+#define DMABUF_EXP_IOC_LATENCY	_IOWR(DMABUF_EXP_IOC_MAGIC, 7, struct dmabuf_exp_latency)
 
 #endif /* _UAPI_DMABUF_EXPORTER_RS_H */

@@ -91,7 +91,7 @@ mod kunit_glue {
             return EINVAL.to_errno();
         };
         fd_or_errno(
-            exporter::create_in(size, chunks, true, Placement::Device)
+            exporter::create_in(size, chunks, exporter::Kind::Dynamic, Placement::Device)
                 .and_then(|b| b.install_fd(|_| Ok(()))),
         )
     }

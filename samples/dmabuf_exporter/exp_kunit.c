@@ -136,6 +136,23 @@ static const size_t uapi_layout[] = {
 	offsetof(struct dmabuf_exp_rw, flags),
 	offsetof(struct dmabuf_exp_rw, reserved),
 	sizeof(struct dmabuf_exp_rw),
+	offsetof(struct dmabuf_exp_revoke, version),
+	offsetof(struct dmabuf_exp_revoke, fd),
+	offsetof(struct dmabuf_exp_revoke, flags),
+	offsetof(struct dmabuf_exp_revoke, reserved),
+	offsetof(struct dmabuf_exp_revoke, wait_ns),
+	offsetof(struct dmabuf_exp_revoke, unmapped),
+	sizeof(struct dmabuf_exp_revoke),
+	offsetof(struct dmabuf_exp_latency, version),
+	offsetof(struct dmabuf_exp_latency, fd),
+	offsetof(struct dmabuf_exp_latency, count),
+	offsetof(struct dmabuf_exp_latency, reserved),
+	offsetof(struct dmabuf_exp_latency, unmap_ns),
+	offsetof(struct dmabuf_exp_latency, remap_ns),
+	offsetof(struct dmabuf_exp_latency, unmaps),
+	offsetof(struct dmabuf_exp_latency, remaps),
+	offsetof(struct dmabuf_exp_latency, dropped),
+	sizeof(struct dmabuf_exp_latency),
 };
 
 static void uapi_layout_matches_c(struct kunit *test)

@@ -17,6 +17,12 @@
 //! inside its map (or pin) callback, with every other importer told, as
 //! amdgpu and xe do; a buffer pinned in device memory refuses such an
 //! importer with `EBUSY`.
+//!
+//! A revocable buffer follows vfio-pci's rules for the dma-bufs of a BAR:
+//! only importers that can be revoked may attach, and [`revoke`] takes the
+//! memory away from all of them, waiting until each has unmapped. Every
+//! dynamic buffer measures how fast its importers follow an invalidation
+//! ([`latency`]).
 
 #![forbid(unsafe_code)]
 
@@ -25,7 +31,7 @@ use crate::abs::p2p::{self, P2pTable, Vram, VramSet};
 use crate::abs::page::{ChunkSet, PageTable, MAX_CHUNK_ORDER};
 use crate::abs::table::BufTable;
 use crate::abs::workqueue::{msleep, OwnedQueue};
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::dma::DataDirection;
 use kernel::dma_buf::export::MoveFence as Fence;
 use kernel::dma_buf::export::{self, BufLocked, Exporter, Fault};
@@ -33,7 +39,8 @@ use kernel::dma_buf::{Attachment, DmaBuf};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::sync::aref::ARef;
-use kernel::sync::{new_mutex, Arc, Mutex, UniqueArc};
+use kernel::sync::{new_condvar, new_mutex, Arc, CondVar, CondVarTimeoutResult, Mutex, UniqueArc};
+use kernel::time::{msecs_to_jiffies, Instant, Monotonic};
 
 /// Largest buffer (1 GiB).
 pub(crate) const MAX_SIZE: usize = 1 << 30;
@@ -145,6 +152,100 @@ impl Store {
     }
 }
 
+/// Samples of one kind a buffer keeps until they are read
+/// (`DMABUF_EXP_LATENCY_SAMPLES`).
+pub(crate) const LATENCY_SAMPLES: usize = 256;
+
+/// Up to [`LATENCY_SAMPLES`] durations in nanoseconds, allocated up front:
+/// they are taken in the map and unmap callbacks, which do not allocate.
+struct Samples(KVec<u64>);
+
+impl Samples {
+    /// Room for [`LATENCY_SAMPLES`], or none (`keep` false: a static buffer).
+    fn new(keep: bool) -> Result<Self> {
+        let room = if keep { LATENCY_SAMPLES } else { 0 };
+        Ok(Self(KVec::with_capacity(room, GFP_KERNEL)?))
+    }
+
+    /// Keeps `ns`, or counts it in `dropped` when full.
+    fn push(&mut self, ns: u64, dropped: &mut u64) {
+        if self.0.len() >= LATENCY_SAMPLES || self.0.push_within_capacity(ns).is_err() {
+            *dropped += 1;
+        }
+    }
+}
+
+/// How fast the importers of a buffer followed its invalidations.
+///
+/// # Invariants
+///
+/// Changed only with the buffer's reservation lock held (from the map and
+/// unmap callbacks and from invalidations), so that an invalidation, the
+/// unmaps it causes and the next map are seen in the order they happened.
+struct Latency {
+    /// The last invalidation of a mapped buffer, while it has mappings not
+    /// yet unmapped or no map since.
+    since: Option<Instant<Monotonic>>,
+    /// Mappings live at that invalidation and not unmapped since.
+    pending: u64,
+    /// No map since that invalidation.
+    remap_due: bool,
+    unmap: Samples,
+    remap: Samples,
+    dropped: u64,
+}
+
+impl Latency {
+    /// Keeping samples if `keep` (a dynamic buffer).
+    fn new(keep: bool) -> Result<Self> {
+        Ok(Self {
+            since: None,
+            pending: 0,
+            remap_due: false,
+            unmap: Samples::new(keep)?,
+            remap: Samples::new(keep)?,
+            dropped: 0,
+        })
+    }
+
+    /// An invalidation with `mappings` live mappings.
+    fn invalidated(&mut self, mappings: u64) {
+        // Unmaps still due of an earlier one end its samples.
+        self.dropped += self.pending;
+        self.pending = mappings;
+        self.remap_due = mappings > 0;
+        self.since = (mappings > 0).then(Instant::now);
+    }
+
+    /// Nanoseconds since the last invalidation.
+    fn elapsed_ns(&self) -> Option<u64> {
+        let since = self.since?;
+        u64::try_from(since.elapsed().as_nanos()).ok()
+    }
+
+    /// A mapping was unmapped.
+    fn unmapped(&mut self) {
+        if self.pending == 0 {
+            return;
+        }
+        self.pending -= 1;
+        if let Some(ns) = self.elapsed_ns() {
+            self.unmap.push(ns, &mut self.dropped);
+        }
+    }
+
+    /// A mapping was made.
+    fn mapped(&mut self) {
+        if !self.remap_due {
+            return;
+        }
+        self.remap_due = false;
+        if let Some(ns) = self.elapsed_ns() {
+            self.remap.push(ns, &mut self.dropped);
+        }
+    }
+}
+
 /// Buffers exported and not yet released.
 static LIVE: AtomicU64 = AtomicU64::new(0);
 
@@ -184,6 +285,17 @@ pub(crate) struct Buffer {
     /// see [`inject`] and [`migrate`].
     fail_pin: AtomicU32,
     fail_map: AtomicU32,
+    /// Follows vfio-pci's rules: revocable importers only, [`revoke`].
+    revocable: bool,
+    /// Revoked: attachments and maps fail with `ENODEV`. Changed under the
+    /// reservation lock.
+    revoked: AtomicBool,
+    /// Invalidation latencies, under the reservation lock (see [`Latency`]).
+    #[pin]
+    latency: Mutex<Latency>,
+    /// Notified, with `latency` locked, when a mapping is unmapped.
+    #[pin]
+    unmapped: CondVar,
     /// Runs the copies of migrations; drained before the buffer is freed.
     copies: OwnedQueue,
     /// Its entry in the list of buffers a device's unbind moves out of its
@@ -213,7 +325,17 @@ macro_rules! exporter_impl {
             type Table = BufTable;
             const OPS: &'static export::ExporterOps<Self> = kernel::dma_buf_exporter_ops!($t);
 
-            fn attach(&self, _attach: &Attachment) -> Result {
+            fn attach(&self, attach: &Attachment) -> Result {
+                // vfio-pci's order: revoked, then an importer that could
+                // not be revoked.
+                if self.buf.revocable {
+                    if self.buf.revoked.load(Ordering::Relaxed) {
+                        return Err(ENODEV);
+                    }
+                    if !attach.revocable() {
+                        return Err(EOPNOTSUPP);
+                    }
+                }
                 self.buf.stats.attachments.fetch_add(1, Ordering::Relaxed);
                 Ok(())
             }
@@ -229,6 +351,9 @@ macro_rules! exporter_impl {
                 dir: DataDirection,
             ) -> Result<KBox<BufTable>> {
                 injected(&self.buf.fail_map)?;
+                if self.buf.revoked.load(Ordering::Relaxed) {
+                    return Err(ENODEV);
+                }
                 let table = match self.buf.store_for(attach, locked)? {
                     Store::System(pages) => BufTable::pages(PageTable::new(pages, attach, dir)?)?,
                     Store::Device(set) => {
@@ -240,6 +365,7 @@ macro_rules! exporter_impl {
                 };
                 self.buf.stats.mappings.fetch_add(1, Ordering::Relaxed);
                 self.buf.stats.maps.fetch_add(1, Ordering::Relaxed);
+                self.buf.latency.lock().mapped();
                 Ok(table)
             }
 
@@ -248,7 +374,11 @@ macro_rules! exporter_impl {
                     self.buf.stats.unrestored.fetch_add(1, Ordering::Relaxed);
                 }
                 table.free(attach, locked);
+                let mut latency = self.buf.latency.lock();
                 self.buf.stats.mappings.fetch_sub(1, Ordering::Relaxed);
+                latency.unmapped();
+                drop(latency);
+                self.buf.unmapped.notify_all();
             }
 
             fn fault(&self, dmabuf: &DmaBuf, index: usize, fault: &mut Fault<'_>) -> Result {
@@ -326,11 +456,24 @@ fn layout(size: usize, chunk_pages: &[u32]) -> Result<KVec<u32>> {
     Ok(orders)
 }
 
+/// What a buffer lets its importers do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// No pin, no migration: importers map it once.
+    Static,
+    /// Pins, migrations, invalidations.
+    Dynamic,
+    /// [`Kind::Dynamic`] under vfio-pci's rules: only importers that can be
+    /// revoked may attach, and it can be revoked ([`revoke`]).
+    Revocable,
+}
+
 /// Exports a new zeroed buffer of `size` bytes with the given chunk layout,
 /// in system memory (for the KUnit suites).
 #[cfg(umem_kunit)]
 pub(crate) fn create(size: usize, chunk_pages: &[u32], dynamic: bool) -> Result<ARef<DmaBuf>> {
-    create_in(size, chunk_pages, dynamic, Placement::System)
+    let kind = if dynamic { Kind::Dynamic } else { Kind::Static };
+    create_in(size, chunk_pages, kind, Placement::System)
 }
 
 /// Exports a new zeroed buffer in `placement`: `EINVAL` for a static buffer
@@ -339,10 +482,11 @@ pub(crate) fn create(size: usize, chunk_pages: &[u32], dynamic: bool) -> Result<
 pub(crate) fn create_in(
     size: usize,
     chunk_pages: &[u32],
-    dynamic: bool,
+    kind: Kind,
     placement: Placement,
 ) -> Result<ARef<DmaBuf>> {
     let orders = layout(size, chunk_pages)?;
+    let dynamic = kind != Kind::Static;
     if placement == Placement::Device && !dynamic {
         return Err(EINVAL);
     }
@@ -355,6 +499,10 @@ pub(crate) fn create_in(
         stats: Stats::default(),
         fail_pin: AtomicU32::new(0),
         fail_map: AtomicU32::new(0),
+        revocable: kind == Kind::Revocable,
+        revoked: AtomicBool::new(false),
+        latency <- new_mutex!(Latency::new(kind != Kind::Static)?),
+        unmapped <- new_condvar!(),
         copies: OwnedQueue::new(NAME)?,
         listed: ListSlot::new(),
         _live: Live::new(),
@@ -467,11 +615,19 @@ impl Buffer {
     fn moved(&self, locked: &BufLocked<'_>) {
         locked.dmabuf().zap_cpu_mappings();
         let notified = self.stats.attachments.load(Ordering::Relaxed);
-        locked.invalidate_mappings();
+        self.invalidate(locked);
         self.stats
             .move_notifies
             .fetch_add(notified, Ordering::Relaxed);
         self.stats.migrations.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Tells every importer to stop using its mappings
+    /// (`dma_buf_invalidate_mappings`), timing how long they take to unmap.
+    fn invalidate(&self, locked: &BufLocked<'_>) {
+        let mappings = self.stats.mappings.load(Ordering::Relaxed);
+        self.latency.lock().invalidated(mappings);
+        locked.invalidate_mappings();
     }
 
     /// The memory to map or pin for `attach`: the current store, unless it is
@@ -550,6 +706,105 @@ pub(crate) fn revoke(vram: &Arc<Vram>) -> Revoked {
         }
     }
     done
+}
+
+/// What [`revoke_buffer`] measured.
+pub(crate) struct Revocation {
+    /// From the invalidation until the last mapping was unmapped, in
+    /// nanoseconds (0 without mappings).
+    pub(crate) wait_ns: u64,
+    /// Mappings unmapped in that time.
+    pub(crate) unmapped: u64,
+}
+
+/// Revokes a revocable buffer (`restore` false) as vfio-pci does when its
+/// device's memory goes away, or restores it.
+///
+/// Revoking marks the buffer revoked and invalidates every mapping under the
+/// reservation lock, waits for pending fences, then waits without the lock
+/// until every mapping is unmapped, as `vfio_pci_dma_buf_move()` waits, but
+/// interruptibly: `EINTR` on a signal, the buffer staying revoked.
+/// `EINVAL`: not one of ours, or not revocable; `EALREADY`: already in
+/// that state.
+pub(crate) fn revoke_buffer(dmabuf: &DmaBuf, restore: bool) -> Result<Revocation> {
+    let buf = buffer(dmabuf)?;
+    if !buf.revocable {
+        return Err(EINVAL);
+    }
+    let guard = dmabuf.lock();
+    if buf.revoked.load(Ordering::Relaxed) != restore {
+        return Err(EALREADY);
+    }
+    buf.revoked.store(!restore, Ordering::Relaxed);
+    if restore {
+        return Ok(Revocation {
+            wait_ns: 0,
+            unmapped: 0,
+        });
+    }
+    let start = Instant::<Monotonic>::now();
+    let before = buf.stats.mappings.load(Ordering::Relaxed);
+    buf.invalidate(&guard);
+    let fenced = guard.wait_kernel_fences();
+    drop(guard);
+    fenced?;
+    // Revoked, no new mapping can be made: the count only goes down.
+    let mut latency = buf.latency.lock();
+    while buf.stats.mappings.load(Ordering::Relaxed) > 0 {
+        let woke = buf
+            .unmapped
+            .wait_interruptible_timeout(&mut latency, msecs_to_jiffies(100));
+        if let CondVarTimeoutResult::Signal { .. } = woke {
+            return Err(EINTR);
+        }
+    }
+    drop(latency);
+    let wait_ns = if before > 0 {
+        u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    } else {
+        0
+    };
+    Ok(Revocation {
+        wait_ns,
+        unmapped: before,
+    })
+}
+
+/// Samples of [`latency`]: nanoseconds from an invalidation to each unmap
+/// of a mapping it found, and to the next map.
+pub(crate) struct LatencySamples {
+    /// Invalidation to unmap.
+    pub(crate) unmap: KVec<u64>,
+    /// Invalidation to the next map.
+    pub(crate) remap: KVec<u64>,
+    /// Samples lost: more than [`LATENCY_SAMPLES`] of a kind, or the unmaps
+    /// still due of an invalidation that a new one ended.
+    pub(crate) dropped: u64,
+}
+
+/// The latency samples of a dynamic buffer taken since the last call, which
+/// it forgets. `EINVAL`: not one of ours, or static.
+pub(crate) fn latency(dmabuf: &DmaBuf) -> Result<LatencySamples> {
+    let buf = buffer(dmabuf)?;
+    if !buf.dynamic {
+        return Err(EINVAL);
+    }
+    // Fresh vectors swapped in, allocated before the locks are taken.
+    let mut unmap = Samples::new(true)?;
+    let mut remap = Samples::new(true)?;
+    let guard = dmabuf.lock();
+    let mut l = buf.latency.lock();
+    core::mem::swap(&mut l.unmap, &mut unmap);
+    core::mem::swap(&mut l.remap, &mut remap);
+    let dropped = core::mem::take(&mut l.dropped);
+    drop(l);
+    drop(guard);
+    let (unmap, remap) = (unmap.0, remap.0);
+    Ok(LatencySamples {
+        unmap,
+        remap,
+        dropped,
+    })
 }
 
 /// The copy of a migration. It runs when dropped, so the fence is signalled

@@ -8,7 +8,7 @@
 use crate::abs::page::max_seg_size;
 use crate::abs::probe::{case_device, MappingSlot, Stamp};
 use crate::abs::workqueue::msleep;
-use crate::exporter::{self, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
+use crate::exporter::{self, Kind, Placement, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::device::{Bound, Device};
 use kernel::dma_buf::import::{flush_delayed_releases, Import, OwnedImport};
@@ -40,6 +40,15 @@ impl Importer for ProbeImporter {
     fn invalidate_mappings(probe: &Probe, attach: LockedAttachment<'_>) {
         probe_notified(probe, attach);
     }
+}
+
+/// An importer that cannot be revoked: it has no `invalidate_mappings`.
+struct Unrevocable;
+
+#[vtable]
+impl Importer for Unrevocable {
+    type Priv = Probe;
+    const ALLOW_PEER2PEER: bool = false;
 }
 
 fn probe_notified(probe: &Probe, attach: LockedAttachment<'_>) {
@@ -360,6 +369,64 @@ fn fence_orders_copy(t: &Test) {
     kunit_expect!(t, back[..] == data[..]);
 }
 
+/// vfio-pci's rules (`Kind::Revocable`): an importer that cannot be revoked
+/// is refused; a revocation returns once every mapping was unmapped, and
+/// attachments and maps fail with `ENODEV` until the buffer is restored;
+/// the latency samples hold that unmap and the next map.
+fn revocable_rules(t: &Test) {
+    let Some(dev) = device(t) else { return };
+    let buf = match exporter::create_in(8 * P, &[], Kind::Revocable, Placement::System) {
+        Ok(b) => b,
+        Err(e) => return t.fail(format_args!("create failed: {e:?}")),
+    };
+    kunit_expect_eq!(
+        t,
+        OwnedImport::<Unrevocable>::new(buf.clone(), dev, probe()).err(),
+        Some(EOPNOTSUPP)
+    );
+    let Some(owned) = import(t, dev, &buf) else {
+        return;
+    };
+    let Some(imp) = access(t, &owned, dev) else {
+        return;
+    };
+    kunit_expect!(t, map(imp).is_ok());
+    let done = exporter::revoke_buffer(&buf, false);
+    kunit_expect_eq!(t, done.as_ref().map(|r| r.unmapped), Ok(1));
+    kunit_expect!(t, done.as_ref().is_ok_and(|r| r.wait_ns > 0));
+    kunit_expect_eq!(t, imp.data().notified.load(Ordering::Relaxed), 1);
+    kunit_expect_eq!(t, exporter::stats(&buf).map(|s| s.mappings), Ok(0));
+    kunit_expect_eq!(t, map(imp).err(), Some(ENODEV));
+    kunit_expect_eq!(
+        t,
+        OwnedImport::<ProbeImporter>::new(buf.clone(), dev, probe()).err(),
+        Some(ENODEV)
+    );
+    kunit_expect_eq!(
+        t,
+        exporter::revoke_buffer(&buf, false).err(),
+        Some(EALREADY)
+    );
+    kunit_expect!(t, exporter::revoke_buffer(&buf, true).is_ok());
+    kunit_expect_eq!(t, exporter::revoke_buffer(&buf, true).err(), Some(EALREADY));
+    kunit_expect!(t, map(imp).is_ok());
+    kunit_expect_eq!(
+        t,
+        exporter::latency(&buf).map(|l| (l.unmap.len(), l.remap.len(), l.dropped)),
+        Ok((1, 1, 0))
+    );
+    unmap(imp);
+    // Only a revocable buffer can be revoked.
+    let Some(dynamic) = setup(t, P, &[], true) else {
+        return;
+    };
+    kunit_expect_eq!(
+        t,
+        exporter::revoke_buffer(&dynamic, false).err(),
+        Some(EINVAL)
+    );
+}
+
 fn refcounts(t: &Test) {
     // Buffers of earlier cases may still wait for their delayed release.
     flush_delayed_releases();
@@ -446,6 +513,11 @@ mod suite {
     #[test]
     fn fence_orders_copy() {
         Test::with_current(super::fence_orders_copy);
+    }
+
+    #[test]
+    fn revocable_rules() {
+        Test::with_current(super::revocable_rules);
     }
 
     #[test]

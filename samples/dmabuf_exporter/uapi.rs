@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 use crate::abs::user::user_slice;
-use crate::exporter::{self, Placement};
+use crate::exporter::{self, Kind, Placement};
 #[cfg(umem_kunit)]
 use core::mem::offset_of;
 use core::mem::size_of;
@@ -19,7 +19,8 @@ use kernel::prelude::*;
 const VERSION: u32 = 1;
 const F_DYNAMIC: u32 = 1 << 0;
 const F_DEVMEM: u32 = 1 << 1;
-const F_ALL: u32 = F_DYNAMIC | F_DEVMEM;
+const F_REVOCABLE: u32 = 1 << 2;
+const F_ALL: u32 = F_DYNAMIC | F_DEVMEM | F_REVOCABLE;
 const MIGRATE_F_FAIL_MAPS: u32 = 1 << 0;
 const MIGRATE_F_TO_DEVMEM: u32 = 1 << 1;
 const MIGRATE_F_TO_SYSTEM: u32 = 1 << 2;
@@ -28,6 +29,7 @@ const PLACEMENT_SYSTEM: u32 = 0;
 const PLACEMENT_DEVMEM: u32 = 1;
 const NO_OFFSET: u64 = u64::MAX;
 const RW_F_WRITE: u32 = 1 << 0;
+const REVOKE_F_RESTORE: u32 = 1 << 0;
 /// Bytes a read or write moves through the kernel at a time.
 const RW_STEP: usize = 64 * 1024;
 const MAGIC: u32 = 0xDE;
@@ -96,12 +98,41 @@ pub(crate) struct Rw {
     reserved: u32,
 }
 
+/// `struct dmabuf_exp_revoke`
+#[repr(C)]
+#[derive(Default)]
+pub(crate) struct Revoke {
+    version: u32,
+    fd: i32,
+    flags: u32,
+    reserved: u32,
+    wait_ns: u64,
+    unmapped: u64,
+}
+
+/// `struct dmabuf_exp_latency`
+#[repr(C)]
+#[derive(Default)]
+pub(crate) struct Latency {
+    version: u32,
+    fd: i32,
+    count: u32,
+    reserved: u32,
+    unmap_ns: u64,
+    remap_ns: u64,
+    unmaps: u32,
+    remaps: u32,
+    dropped: u64,
+}
+
 // No padding: the sizes are the sums of the fields.
 const _: () = assert!(size_of::<Create>() == 32);
 const _: () = assert!(size_of::<Migrate>() == 16);
 const _: () = assert!(size_of::<Stats>() == 88);
 const _: () = assert!(size_of::<Inject>() == 16);
 const _: () = assert!(size_of::<Rw>() == 40);
+const _: () = assert!(size_of::<Revoke>() == 32);
+const _: () = assert!(size_of::<Latency>() == 48);
 // `FromBytes`/`AsBytes` for them: abs/user.rs, the one place that may
 // assert such things.
 
@@ -109,7 +140,7 @@ const _: () = assert!(size_of::<Rw>() == 40);
 /// of `include/uapi/dmabuf_exporter_rs.h`: the C suite compares them with the
 /// header's (`uapi_layout_matches_c`), so neither copy can drift.
 #[cfg(umem_kunit)]
-pub(crate) const LAYOUT: [usize; 39] = [
+pub(crate) const LAYOUT: [usize; 56] = [
     offset_of!(Create, version),
     offset_of!(Create, flags),
     offset_of!(Create, size),
@@ -149,6 +180,23 @@ pub(crate) const LAYOUT: [usize; 39] = [
     offset_of!(Rw, flags),
     offset_of!(Rw, reserved),
     size_of::<Rw>(),
+    offset_of!(Revoke, version),
+    offset_of!(Revoke, fd),
+    offset_of!(Revoke, flags),
+    offset_of!(Revoke, reserved),
+    offset_of!(Revoke, wait_ns),
+    offset_of!(Revoke, unmapped),
+    size_of::<Revoke>(),
+    offset_of!(Latency, version),
+    offset_of!(Latency, fd),
+    offset_of!(Latency, count),
+    offset_of!(Latency, reserved),
+    offset_of!(Latency, unmap_ns),
+    offset_of!(Latency, remap_ns),
+    offset_of!(Latency, unmaps),
+    offset_of!(Latency, remaps),
+    offset_of!(Latency, dropped),
+    size_of::<Latency>(),
 ];
 
 const IOC_CREATE: u32 = _IOWR::<Create>(MAGIC, 1);
@@ -156,6 +204,8 @@ const IOC_MIGRATE: u32 = _IOW::<Migrate>(MAGIC, 2);
 const IOC_STATS: u32 = _IOWR::<Stats>(MAGIC, 3);
 const IOC_INJECT: u32 = _IOW::<Inject>(MAGIC, 4);
 const IOC_RW: u32 = _IOW::<Rw>(MAGIC, 5);
+const IOC_REVOKE: u32 = _IOWR::<Revoke>(MAGIC, 6);
+const IOC_LATENCY: u32 = _IOWR::<Latency>(MAGIC, 7);
 
 /// The misc device `/dev/dmabuf_exporter_rs`: no per-file state, the
 /// ioctls below.
@@ -176,6 +226,8 @@ impl MiscDevice for ExporterIoctl {
             IOC_STATS => stats(arg),
             IOC_INJECT => inject(arg),
             IOC_RW => rw(arg),
+            IOC_REVOKE => revoke(arg),
+            IOC_LATENCY => latency(arg),
             _ => Err(ENOTTY),
         }?;
         Ok(r.try_into()?)
@@ -204,7 +256,13 @@ fn create(arg: usize) -> Result<i32> {
     } else {
         Placement::System
     };
-    let dmabuf = exporter::create_in(size, &chunks, req.flags & F_DYNAMIC != 0, placement)?;
+    let kind = match (req.flags & F_DYNAMIC != 0, req.flags & F_REVOCABLE != 0) {
+        (false, false) => Kind::Static,
+        (true, false) => Kind::Dynamic,
+        (true, true) => Kind::Revocable,
+        (false, true) => return Err(EINVAL),
+    };
+    let dmabuf = exporter::create_in(size, &chunks, kind, placement)?;
     // The descriptor is installed only once the caller has learnt it.
     dmabuf.install_fd(|fd| {
         req.fd = fd;
@@ -304,5 +362,50 @@ fn rw(arg: usize) -> Result<i32> {
         }
         done += n;
     }
+    Ok(0)
+}
+
+/// Revokes a revocable buffer, or restores it (`DMABUF_EXP_REVOKE_F_RESTORE`).
+fn revoke(arg: usize) -> Result<i32> {
+    let (mut reader, mut writer) = user_slice(arg, size_of::<Revoke>()).reader_writer();
+    let mut req: Revoke = reader.read()?;
+    if req.version != VERSION || req.flags & !REVOKE_F_RESTORE != 0 || req.reserved != 0 {
+        return Err(EINVAL);
+    }
+    let dmabuf = DmaBuf::get(req.fd)?;
+    let done = exporter::revoke_buffer(&dmabuf, req.flags & REVOKE_F_RESTORE != 0)?;
+    req.wait_ns = done.wait_ns;
+    req.unmapped = done.unmapped;
+    writer.write(&req)?;
+    Ok(0)
+}
+
+/// Copies out and forgets a dynamic buffer's invalidation latency samples.
+fn latency(arg: usize) -> Result<i32> {
+    let (mut reader, mut writer) = user_slice(arg, size_of::<Latency>()).reader_writer();
+    let mut req: Latency = reader.read()?;
+    if req.version != VERSION || req.reserved != 0 {
+        return Err(EINVAL);
+    }
+    let dmabuf = DmaBuf::get(req.fd)?;
+    let got = exporter::latency(&dmabuf)?;
+    let room = req.count as usize;
+    let mut dropped = got.dropped;
+    let mut copy_out = |ptr: u64, samples: &[u64]| -> Result<u32> {
+        let n = core::cmp::min(room, samples.len());
+        // CAST: at most `LATENCY_SAMPLES` samples lost here.
+        dropped += (samples.len() - n) as u64;
+        let addr = usize::try_from(ptr).map_err(|_| EFAULT)?;
+        let mut out = user_slice(addr, n * size_of::<u64>()).writer();
+        for v in samples.iter().take(n) {
+            out.write(v)?;
+        }
+        // CAST: at most `LATENCY_SAMPLES`.
+        Ok(n as u32)
+    };
+    req.unmaps = copy_out(req.unmap_ns, &got.unmap)?;
+    req.remaps = copy_out(req.remap_ns, &got.remap)?;
+    req.dropped = dropped;
+    writer.write(&req)?;
     Ok(0)
 }

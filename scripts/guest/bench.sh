@@ -20,8 +20,12 @@
 # 4. WRITE bandwidth into a dynamic dma-buf MR while the buffer migrates
 #    0, 1, 10 and 100 times per second (rxe_dmabuf_bench migrate), on each
 #    importer; umem.bench_mig=ROUNDS,MS.
-# Every block prints BENCH or DPBENCH lines that the host turns into the
-# report.
+# 5. Revocation latency (rxe_dmabuf_bench revoke), on each importer: ROUNDS
+#    blocks of MS ms of WRITEs into a dynamic MR whose buffer migrates every
+#    10 ms, then 20 * ROUNDS revocations of a mapped MR on a revocable
+#    buffer; umem.bench_revoke=ROUNDS,MS.
+# Every block prints BENCH, DPBENCH or REVLAT lines that the host turns
+# into the report.
 . /umem/lib.sh
 
 if cmdline_value umem.profile >/dev/null; then
@@ -138,5 +142,15 @@ while [ "$r" -lt "${dp%%,*}" ] || [ "$r" -lt "${mig%%,*}" ]; do
 	dpbench c "$r"
 	r=$((r + 1))
 done
+rev=5,1000
+v=$(cmdline_value umem.bench_revoke) && rev=$v
+if [ "${rev%%,*}" -gt 0 ]; then
+	step revoke_c ktap_run bench_revoke \
+		rxe_dmabuf_bench rxe0 "$GIDX" c revoke "${rev%%,*}" "${rev#*,}"
+	step insmod_rust_revoke insmod "$MODDIR/umem_dmabuf_rs.ko"
+	step revoke_rust ktap_run bench_revoke \
+		rxe_dmabuf_bench rxe0 "$GIDX" rust revoke "${rev%%,*}" "${rev#*,}"
+	step rmmod_rust_revoke rmmod umem_dmabuf_rs
+fi
 step rmmod_exporter rmmod dmabuf_exporter_rs
 steps_report guest_steps

@@ -38,4 +38,6 @@ uapi_pod!(
     crate::uapi::Stats,
     crate::uapi::Rw,
     crate::uapi::Inject,
+    crate::uapi::Revoke,
+    crate::uapi::Latency,
 );

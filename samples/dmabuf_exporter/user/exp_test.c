@@ -281,6 +281,69 @@ out:
 	free(buf);
 }
 
+/* DMABUF_EXP_IOC_REVOKE on @fd; 0 or the errno (*r filled). */
+static int exp_revoke(int dev, int fd, __u32 flags, struct dmabuf_exp_revoke *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->version = DMABUF_EXP_VERSION;
+	r->fd = fd;
+	r->flags = flags;
+	return ioctl(dev, DMABUF_EXP_IOC_REVOKE, r) ? errno : 0;
+}
+
+/* DMABUF_EXP_IOC_LATENCY on @fd, room for @count samples; 0 or the errno. */
+static int latency(int dev, int fd, __u32 version, __u32 count, struct dmabuf_exp_latency *l)
+{
+	static __u64 unmap[4], remap[4];
+
+	memset(l, 0, sizeof(*l));
+	l->version = version;
+	l->fd = fd;
+	l->count = count;
+	l->unmap_ns = (uintptr_t)unmap;
+	l->remap_ns = (uintptr_t)remap;
+	return ioctl(dev, DMABUF_EXP_IOC_LATENCY, l) ? errno : 0;
+}
+
+/*
+ * The revocable mode and the latency samples without an importer (the rxe
+ * tests have one): who may be revoked, in which state, and what is refused.
+ */
+static void revoke_latency_case(int dev)
+{
+	struct dmabuf_exp_latency l;
+	struct dmabuf_exp_revoke r;
+	int err, fd, dyn, sfd;
+
+	create(dev, DMABUF_EXP_F_REVOCABLE, PAGE, NULL, 0, &err);
+	errno_case("revocable_without_dynamic", err, EINVAL);
+	fd = create(dev, DMABUF_EXP_F_DYNAMIC | DMABUF_EXP_F_REVOCABLE, PAGE, NULL, 0, &err);
+	dyn = create(dev, DMABUF_EXP_F_DYNAMIC, PAGE, NULL, 0, &err);
+	sfd = create(dev, 0, PAGE, NULL, 0, &err);
+	result(fd >= 0 && dyn >= 0 && sfd >= 0, "revocable_dynamic_static_created");
+	errno_case("revoke_unmapped", exp_revoke(dev, fd, 0, &r), 0);
+	result(r.wait_ns == 0 && r.unmapped == 0, "revoke_unmapped_waits_for_nothing");
+	errno_case("revoke_revoked", exp_revoke(dev, fd, 0, &r), EALREADY);
+	errno_case("restore", exp_revoke(dev, fd, DMABUF_EXP_REVOKE_F_RESTORE, &r), 0);
+	errno_case("restore_restored", exp_revoke(dev, fd, DMABUF_EXP_REVOKE_F_RESTORE, &r),
+		   EALREADY);
+	errno_case("revoke_unknown_flags", exp_revoke(dev, fd, 0x80, &r), EINVAL);
+	errno_case("revoke_not_revocable", exp_revoke(dev, dyn, 0, &r), EINVAL);
+	errno_case("revoke_static", exp_revoke(dev, sfd, 0, &r), EINVAL);
+	errno_case("revoke_bad_fd", exp_revoke(dev, 12345, 0, &r), EBADF);
+	errno_case("latency_static", latency(dev, sfd, DMABUF_EXP_VERSION, 4, &l), EINVAL);
+	errno_case("latency_bad_version", latency(dev, dyn, 0, 4, &l), EINVAL);
+	errno_case("latency_none_yet", latency(dev, dyn, DMABUF_EXP_VERSION, 4, &l), 0);
+	result(!l.unmaps && !l.remaps && !l.dropped, "latency_no_samples_without_importers");
+	/* A migration of an unmapped buffer times nothing. */
+	errno_case("latency_after_unmapped_migration",
+		   migrate(dev, dyn, 0) || latency(dev, dyn, DMABUF_EXP_VERSION, 0, &l), 0);
+	result(!l.unmaps && !l.remaps && !l.dropped, "latency_unmapped_migration_no_samples");
+	close(fd);
+	close(dyn);
+	close(sfd);
+}
+
 int main(void)
 {
 	static const __u32 mixed[] = { 1, 4, 1, 8, 2 };
@@ -330,6 +393,7 @@ int main(void)
 	create_result_unwritable_case(dev);
 	rw_case(dev);
 	module_held_case(dev);
+	revoke_latency_case(dev);
 
 	errno_case("migrate_bad_fd", migrate(dev, 12345, 0), EBADF);
 	errno_case("migrate_not_a_dmabuf", migrate(dev, dev, 0), EINVAL);

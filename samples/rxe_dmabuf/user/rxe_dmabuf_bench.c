@@ -24,6 +24,18 @@
  *	while a thread migrates the buffer 0, 1, 10 or 100 times per second
  *	(blocks of at least 2 s for the slow rates); a round runs the rates
  *	0, 1, 10, 100, 100, 10, 1, 0.
+ *   revoke: how fast the importer follows an invalidation, on buffers of
+ *	two 2 MiB entries (as device memory is laid out). First under
+ *	traffic: WRITEs of MAXLEN bytes into a dynamic dma-buf MR, ROUNDS
+ *	blocks of MS ms, while a thread migrates the buffer every 10 ms; the
+ *	exporter times each invalidation until rxe unmapped the MR ("unmap")
+ *	and until its next map, that is the next access served ("remap";
+ *	DMABUF_EXP_IOC_LATENCY). Then 20 * ROUNDS revocations of a dynamic MR
+ *	on a revocable buffer, as vfio-pci revokes a BAR, each after a WRITE
+ *	mapped it: from the invalidation until the exporter saw it unmapped
+ *	("revoke", DMABUF_EXP_IOC_REVOKE). Prints "REVLAT <what> <importer>
+ *	<samples> <p50> <p99> <max>" (ns); the case revocation_latency_max
+ *	fails when a maximum reaches $REVLAT_LIMIT_MS (default 1000).
  *
  * Every block prints "DPBENCH <bench> <bytes> <importer> <target> <round>
  * <ns per message>" for scripts/bench_report.py. A work request that does not
@@ -253,6 +265,24 @@ static void datapath(unsigned int rounds, double ms)
 		target_close(&t[k]);
 }
 
+/* Sorts @v (@n values) and returns its @q quantile (nearest rank). */
+static __u64 quantile_ns(__u64 *v, size_t n, double q)
+{
+	size_t i, j, k;
+	__u64 t;
+
+	for (i = 1; i < n; i++)	/* insertion sort: a few thousand values */
+		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	if (!n)
+		return 0;
+	k = (size_t)(q * n + 0.999999);
+	return v[k ? k - 1 : 0];
+}
+
 struct migrator {
 	pthread_t thread;
 	int fd;
@@ -341,6 +371,151 @@ static void migrate(unsigned int rounds, double ms)
 	target_close(&t);
 }
 
+/* Latency samples of one kind, in ns. */
+struct samples {
+	__u64 *v;
+	size_t n, cap;
+};
+
+static int samples_add(struct samples *s, const __u64 *v, size_t n)
+{
+	if (s->n + n > s->cap) {
+		size_t cap = 2 * (s->n + n);
+		__u64 *p = realloc(s->v, cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		s->v = p;
+		s->cap = cap;
+	}
+	memcpy(s->v + s->n, v, n * sizeof(*v));
+	s->n += n;
+	return 0;
+}
+
+/* Takes the exporter's latency samples of @fd into @unmap and @remap. */
+static int take_latency(int fd, struct samples *unmap, struct samples *remap,
+			unsigned long long *dropped)
+{
+	__u64 u[DMABUF_EXP_LATENCY_SAMPLES], r[DMABUF_EXP_LATENCY_SAMPLES];
+	struct dmabuf_exp_latency l;
+
+	if (exp_latency_fd(expdev, fd, u, r, DMABUF_EXP_LATENCY_SAMPLES, &l))
+		return -1;
+	*dropped += l.dropped;
+	return samples_add(unmap, u, l.unmaps) || samples_add(remap, r, l.remaps) ? -1 : 0;
+}
+
+/* Prints a REVLAT line; returns the maximum. */
+static __u64 revlat_report(const char *what, struct samples *s)
+{
+	__u64 p50 = quantile_ns(s->v, s->n, 0.5), p99 = quantile_ns(s->v, s->n, 0.99);
+	__u64 max = s->n ? s->v[s->n - 1] : 0;
+
+	printf("    # REVLAT %s %s %zu %llu %llu %llu\n", what, importer, s->n,
+	       (unsigned long long)p50, (unsigned long long)p99, (unsigned long long)max);
+	return max;
+}
+
+/*
+ * A dynamic dma-buf MR over a buffer of TARGET bytes in two 2 MiB entries,
+ * as device memory is laid out (a table of one page per entry would time
+ * DMA-API debugging's bookkeeping of 1024 entries more than the importer).
+ * 0 or an errno.
+ */
+static int revlat_target(struct target *t, __u32 flags)
+{
+	static const __u32 chunks[] = { 512, 512 };
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->fd = exp_create_chunks(expdev, TARGET, flags, chunks, 2, &err);
+	if (t->fd < 0)
+		return err;
+	err = uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, 0, TARGET, TARGET_IOVA, t->fd,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &t->dmr);
+	if (err)
+		return err;
+	t->raddr = TARGET_IOVA;
+	t->rkey = t->dmr.rkey;
+	return 0;
+}
+
+static void revoke_bench(unsigned int rounds, double ms)
+{
+	const char *limit_env = getenv("REVLAT_LIMIT_MS");
+	const double limit_ns = (limit_env ? atof(limit_env) : 1000) * 1e6;
+	struct samples unmap = { 0 }, remap = { 0 }, revoke = { 0 };
+	unsigned long long dropped = 0, migrations = 0;
+	struct dmabuf_exp_revoke rv, restored;
+	struct target t, r;
+	__u64 max, worst = 0;
+	unsigned int i;
+	int err, ok = 1;
+
+	/* Under traffic: migrations every 10 ms while WRITEs stream. */
+	result(!revlat_target(&t, DMABUF_EXP_F_DYNAMIC), "dynamic_target_registered (%lu bytes)",
+	       TARGET);
+	if (t.rkey && !stream(IBV_WR_RDMA_WRITE, maxlen, QUEUE_DEPTH, &t, ms / 4))
+		broken = 1;	/* untimed warm-up */
+	if (t.fd >= 0)
+		take_latency(t.fd, &unmap, &remap, &dropped);	/* the warm-up's: dropped */
+	unmap.n = 0;
+	remap.n = 0;
+	dropped = 0;
+	for (i = 0; t.rkey && !broken && i < rounds; i++) {
+		struct migrator m = { .fd = t.fd, .rate = 100 };
+
+		if (pthread_create(&m.thread, NULL, migrate_loop, &m)) {
+			broken = 1;
+			break;
+		}
+		if (!stream(IBV_WR_RDMA_WRITE, maxlen, QUEUE_DEPTH, &t, ms))
+			broken = 1;
+		__atomic_store_n(&m.stop, 1, __ATOMIC_RELAXED);
+		pthread_join(m.thread, NULL);
+		migrations += m.done;
+		if (m.failed || take_latency(t.fd, &unmap, &remap, &dropped))
+			ok = 0;
+	}
+	result(!broken && ok && unmap.n > 0 && remap.n > 0,
+	       "latency_under_write_traffic (%llu migrations: %zu unmaps, %zu re-maps timed, %llu samples dropped)",
+	       migrations, unmap.n, remap.n, dropped);
+	target_close(&t);
+
+	/* Revocations of a mapped MR, as vfio-pci revokes. */
+	err = revlat_target(&r, DMABUF_EXP_F_DYNAMIC | DMABUF_EXP_F_REVOCABLE);
+	ok = !err;
+	for (i = 0; ok && !broken && i < 20 * rounds; i++) {
+		__u64 ns;
+
+		if (!stream(IBV_WR_RDMA_WRITE, 4096, 1, &r, 0)) {
+			broken = 1;
+			break;
+		}
+		ok = !exp_revoke_fd(expdev, r.fd, 0, &rv) && rv.unmapped >= 1 &&
+		     !exp_revoke_fd(expdev, r.fd, 1, &restored);
+		ns = ok ? rv.wait_ns : 0;
+		if (ok && samples_add(&revoke, &ns, 1))
+			ok = 0;
+	}
+	result(ok && !broken && revoke.n == 20 * rounds,
+	       "revocations_waited_for_the_unmap (%zu revocations, errno %d)", revoke.n, err);
+	target_close(&r);
+
+	max = revlat_report("unmap", &unmap);
+	worst = max > worst ? max : worst;
+	max = revlat_report("remap", &remap);
+	worst = max > worst ? max : worst;
+	max = revlat_report("revoke", &revoke);
+	worst = max > worst ? max : worst;
+	result(unmap.n && remap.n && revoke.n && worst < limit_ns,
+	       "revocation_latency_max (%.3f ms, limit %.0f ms)", worst / 1e6, limit_ns / 1e6);
+	free(unmap.v);
+	free(remap.v);
+	free(revoke.v);
+}
+
 int main(int argc, char **argv)
 {
 	char suite[64];
@@ -365,6 +540,8 @@ int main(int argc, char **argv)
 			datapath(atoi(argv[5]), atof(argv[6]));
 		else if (!strcmp(mode, "migrate"))
 			migrate(atoi(argv[5]), atof(argv[6]));
+		else if (!strcmp(mode, "revoke"))
+			revoke_bench(atoi(argv[5]), atof(argv[6]));
 		else
 			result(0, "known_mode %s", mode);
 	}
