@@ -38,6 +38,7 @@ SUITES = [
     ("faults", "every allocation of REG_DMABUF_MR failed in turn, against the reference",
      r"^fault_injection_uverbs\+"),
     ("fuzz", "the seeded differential fuzzer, against the reference", r"^fuzz\+"),
+    ("replay", "make fuzz's corpus replayed, against the reference", r"^replay\+"),
     ("storm", "the concurrent registration storm", r"^storm\+"),
     ("removal", "device removal under live dma-buf MRs", r"^rxe_removal\+"),
     ("klog", "the kernel log: WARNING, BUG, KASAN, lockdep, kmemleak, DMA-API", None),

@@ -33,12 +33,15 @@ GIDX=$(rxe_setup)
 step rxe_device_with_ipv4_gid test -n "$GIDX"
 fuzz="rxe_dmabuf_fuzz rxe0 $GIDX"
 
-# differential IMPORTER --save|--compare: the fault injection and the
-# seeded fuzzer on IMPORTER, saving or comparing outcomes.
+# differential IMPORTER --save|--compare: the fault injection, the seeded
+# fuzzer and the replay of make fuzz's corpus on IMPORTER, saving or
+# comparing outcomes.
 differential() {
 	step "fault_injection_uverbs_$1" ktap_run "fault_injection_uverbs+$1" \
 		$fuzz "$1" faults "$2" /tmp/faults-ref.txt
 	step "fuzz_$1" ktap_run "fuzz+$1" $fuzz "$1" fuzz "$SEED" "$OPS" "$2" /tmp/fuzz-ref.txt
+	step "fuzz_corpus_$1" ktap_run "replay+$1" \
+		$fuzz "$1" replay /umem/corpus/* "$2" /tmp/replay-ref.txt
 }
 
 # The reference's outcomes first, with no KUnit suite at the modules' load.

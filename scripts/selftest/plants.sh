@@ -462,7 +462,8 @@ mutant_boot() {	# mutant_boot FILE FUZZ_STATUS
 	{
 		echo "@@UMEM-GUEST-START job=mutants@@"
 		for b in importer exporter+rust-importer rxe_e2e+rust-importer \
-			fault_injection_uverbs+rust fuzz+rust storm+rust rxe_removal+rust-importer; do
+			fault_injection_uverbs+rust fuzz+rust replay+rust storm+rust \
+			rxe_removal+rust-importer; do
 			echo "@@UMEM-KTAP-BEGIN $b@@"
 			printf 'KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: s\n    1..1\n'
 			if [ "$b" = fuzz+rust ]; then
@@ -501,7 +502,7 @@ matrix() {	# matrix MUTANT...: mutants.py's matrix in $tmp/mut/out
 		--logs "$tmp/mut/logs" "$@" >"$tmp/mut/out" 2>&1
 }
 if matrix killed equivalent &&
-	grep -Eq '^  killed +\. +\. +\. +\. +\. +K +\. +\. +\.  killed$' "$tmp/mut/out" &&
+	grep -Eq '^  killed +\. +\. +\. +\. +\. +K +\. +\. +\. +\.  killed$' "$tmp/mut/out" &&
 	grep -q '^  equivalent .*equivalent: nothing a test could see$' "$tmp/mut/out" &&
 	! matrix survivor && grep -q '^  survivor .*SURVIVED$' "$tmp/mut/out"; then
 	echo "    ok   plant 'mutants: a failing fuzzer kills, a survivor is red'"

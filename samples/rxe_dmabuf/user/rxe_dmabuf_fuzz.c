@@ -734,6 +734,8 @@ static int op_foreign(int vgem)
 	return buf_track(b, fd, size);
 }
 
+#define FUZZ_PINNED_PARAM "/sys/module/rdma_rxe/parameters/dmabuf_pinned"
+
 static int op_reg(void)
 {
 	static const __u32 valid[] = {
@@ -741,7 +743,7 @@ static int op_reg(void)
 		IBV_ACCESS_REMOTE_ATOMIC, IBV_ACCESS_MW_BIND, IBV_ACCESS_ZERO_BASED,
 		IBV_ACCESS_ON_DEMAND, IBV_ACCESS_RELAXED_ORDERING,
 	};
-	int b = pick_buf(1), m, fd, err, i;
+	int b = pick_buf(1), m, fd, err, i, pinned;
 	__u64 off, len, iova, size = b >= 0 ? bufs[b].size : 8 * PAGE;
 	__u32 access = 0;
 	struct dmr mr;
@@ -780,7 +782,17 @@ static int op_reg(void)
 		if (!below(10))
 			access |= 1U << below(32);
 	}
+	/*
+	 * One registration in eight is pinned (rxe's dmabuf_pinned=1, which the
+	 * driver reads at registration): the importers' pinned entry points,
+	 * and buffers that refuse to migrate while such an MR lives.
+	 */
+	pinned = !below(8);
+	if (pinned)
+		write_file(FUZZ_PINNED_PARAM, "1");
 	err = uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, off, len, iova, fd, access, &mr);
+	if (pinned)
+		write_file(FUZZ_PINNED_PARAM, "0");
 	if (err) {
 		regs_failed++;
 		return err;
@@ -1004,6 +1016,7 @@ static void fuzz(unsigned long long seed, unsigned long ops)
 {
 	unsigned long done;
 
+	write_file(FUZZ_PINNED_PARAM, "0");	/* dynamic unless a choice says */
 	rng_state = seed ? seed : 1;
 	vgem_dev = vgem_open();
 	done = fuzz_ops(ops, "");
@@ -1084,6 +1097,7 @@ static void replay(char **paths, int n)
 	int i, read = 0;
 	size_t len;
 
+	write_file(FUZZ_PINNED_PARAM, "0");	/* dynamic unless a choice says */
 	vgem_dev = vgem_open();
 	for (i = 0; i < n; i++) {
 		unsigned char *data = read_input(paths[i], INPUT_MAX, &len);
