@@ -90,6 +90,7 @@ fn revoke_locked(umem: &UmemLocked<'_>) {
     if umem.revoked() {
         return;
     }
+    umem.trace_revoke();
     umem.call_revoke_callback();
     unmap(umem);
     if let Some(pin) = umem.take_pin() {
@@ -213,7 +214,8 @@ impl UmemImpl for RustImporter {
         }
         // The table is valid now, but the exporter may still be moving the
         // contents: wait for its kernel fences (the mapping stays if this fails).
-        umem.locked().wait_kernel_fences()
+        umem.umem()
+            .traced_fence_wait(|| umem.locked().wait_kernel_fences())
     }
 
     #[inline]

@@ -13,7 +13,8 @@
 //! This file has the wrapper and its owner ([`UmemDmabuf`], [`OwnedUmem`]);
 //! [`lock`] the views that hold the buffer's reservation lock, [`request`]
 //! the arguments and entry-point names, [`ops`] the ops table of the ib_core
-//! hook, its trampolines and the registration.
+//! hook, its trampolines and the registration, [`trace`] the trace events an
+//! importer emits itself.
 
 use super::device::{DmaDevice, IbDevice};
 use core::marker::PhantomData;
@@ -32,6 +33,7 @@ use kernel::types::Opaque;
 mod lock;
 mod ops;
 mod request;
+mod trace;
 
 pub(crate) use lock::UmemLocked;
 pub(crate) use ops::{Registration, UmemImpl, UmemOps};

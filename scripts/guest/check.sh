@@ -18,9 +18,12 @@ reliability() {
 		$fuzz "$imp" faults "$mode" /tmp/faults-rust.txt
 	step "fuzz_$imp" ktap_run "fuzz+$imp" \
 		$fuzz "$imp" fuzz "$SEED" "$OPS" "$mode" /tmp/fuzz-rust.txt
-	# make fuzz's corpus: the seeds and every reproducer of what it found.
+	# make fuzz's corpus: the seeds and every reproducer of what it found,
+	# with the umem trace events recorded (umem_events_same_on_both_importers).
+	step "umem_events_on_$imp" umem_events_on
 	step "fuzz_corpus_$imp" ktap_run "replay+$imp" \
 		$fuzz "$imp" replay /umem/corpus/* "$mode" /tmp/replay-rust.txt
+	step "umem_events_of_$imp" umem_events_save "$imp"
 	step "storm_$imp" ktap_run "storm+$imp" $fuzz "$imp" storm "$STORM"
 	step "bench_uverbs_smoke_$imp" ktap_run "bench_uverbs+$imp" \
 		$fuzz "$imp" regbench 16 2 1 0
@@ -32,6 +35,61 @@ reliability() {
 	# (below): the same run with a short retransmit timeout.
 	[ "$imp" = c ] || step "bench_migrate_smoke_$imp" ktap_run "bench_migrate+$imp" \
 		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" migrate 1 20 4096
+	# Revocation latency (make bench's revoke mode, short): the gate that
+	# the importer's slowest reaction to an invalidation or a revocation
+	# stays below 1 s on this kernel (REVLAT_LIMIT_MS), so that a
+	# regression which would stall a vfio-pci reset fails.
+	step "bench_revoke_smoke_$imp" ktap_run "bench_revoke+$imp" \
+		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" revoke 2 500 4096
+}
+
+# The umem trace events (include/trace/events/ib_umem_dmabuf.h, tracefs).
+# ib_core's entry points emit get, map, unmap and release for whichever
+# importer serves them; fence_wait and revoke come from inside each
+# importer. The corpus replay is deterministic, so both importers must emit
+# the same events with the same fields, less those that differ by nature:
+# the umem's address, times, the fd, which importer served it, and the
+# number of table entries (exporters merge physically contiguous pages, so
+# it follows where the pages landed).
+TRACEFS=/sys/kernel/tracing
+umem_events_on() {
+	[ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS || return 1
+	echo 0 >$TRACEFS/tracing_on &&
+		echo 8192 >$TRACEFS/buffer_size_kb &&
+		echo >$TRACEFS/trace &&
+		echo 1 >$TRACEFS/events/ib_umem_dmabuf/enable &&
+		echo 1 >$TRACEFS/tracing_on
+}
+# umem_events_save IMPORTER: stops recording and writes the events, counted,
+# to /tmp/events-IMPORTER.txt; fails if one was lost, if there are none, or
+# if one was served by the other importer.
+umem_events_save() {
+	local out=/tmp/events-$1.txt want=module other=builtin
+	[ "$1" = c ] && want=builtin other=module
+	echo 0 >$TRACEFS/tracing_on
+	echo 0 >$TRACEFS/events/ib_umem_dmabuf/enable
+	grep -o 'ib_umem_dmabuf_[a-z_]*: .*' $TRACEFS/trace >/tmp/events-raw.txt
+	sed -e 's/umem=[^ ]* *//' -e 's/ ns=[0-9]*//' -e 's/ fd=[-0-9]*//' -e 's/ entries=[0-9]*//' \
+		-e 's/ importer=[a-z]*//' /tmp/events-raw.txt | sort | uniq -c >$out
+	echo "# $(wc -l </tmp/events-raw.txt) umem trace events on the $1 importer:"
+	sed 's/^/# /' $out
+	! grep -q "^overrun: [1-9]" $TRACEFS/per_cpu/cpu*/stats &&
+		grep -q "importer=$want" /tmp/events-raw.txt &&
+		! grep -q "importer=$other" /tmp/events-raw.txt &&
+		grep -q ib_umem_dmabuf_fence_wait $out && grep -q ib_umem_dmabuf_revoke $out
+}
+umem_events_same() {
+	diff /tmp/events-rust.txt /tmp/events-c.txt
+}
+
+# revocation_gate_can_fail: the same run with a limit of 0 ms must fail
+# that case, and only it (its output is kept out of the verdict).
+revocation_gate_can_fail() {
+	local out=/tmp/revlat-gate.txt
+	REVLAT_LIMIT_MS=0 rxe_dmabuf_bench rxe0 "$GIDX" c revoke 1 100 4096 >$out 2>&1
+	sed 's/^/# revocation gate check: /' $out
+	grep -q '^    not ok [0-9]* revocation_latency_max' $out &&
+		[ "$(grep -c '^    not ok' $out)" = 1 ]
 }
 
 # retransmitting_stream ARGS...: rxe_dmabuf_bench ARGS with a retransmit
@@ -116,6 +174,8 @@ step stalled_case_fails_alone stalled_case_fails_alone
 step uverbs_client_c_importer uverbs-dmabuf rxe0 "$GIDX"
 step uverbs_client_raw_ioctl_c_importer uverbs-dmabuf rxe0 "$GIDX" --raw
 reliability c --compare
+step umem_events_same_on_both_importers umem_events_same
+step revocation_gate_can_fail revocation_gate_can_fail
 step retransmit_while_migrating_c ktap_run retransmit_migrate+c \
 	retransmitting_stream rxe0 "$GIDX" c migrate 1 20 4096
 step rxe_removal_c_importer ktap_run rxe_removal+c-importer \

@@ -173,6 +173,15 @@ impl<'a> UmemLocked<'a> {
         unsafe { (*self.raw()).pinned() != 0 }
     }
 
+    /// Emits the `revoke` trace event of the umem, which is being revoked,
+    /// if the event is on.
+    #[inline]
+    pub(crate) fn trace_revoke(&self) {
+        if super::trace::revoke_on() {
+            self.umem().trace_revoke(self.holds_pin());
+        }
+    }
+
     /// Takes back the pin [`UmemLocked::keep_pin`] kept, if any.
     #[inline]
     pub(crate) fn take_pin(&self) -> Option<Pinned> {

@@ -49,6 +49,7 @@
 #include <sys/ioctl.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1128,6 +1129,191 @@ static int rxe_pinned(int pinned)
 }
 
 /*
+ * A buffer under vfio-pci's rules (DMABUF_EXP_F_REVOCABLE): a pinned MR
+ * cannot be revoked, so its attachment is refused; a dynamic MR's mapping is
+ * revoked, the exporter waiting until rxe has unmapped it (and saying how
+ * long); while revoked, an access fails like one with a bad key and a
+ * registration with ENODEV; after the restore the same MR works again.
+ */
+static void revocable_case(unsigned char *host, struct ibv_mr *hmr)
+{
+	const size_t size = 16 * PAGE;
+	const __u64 iova = 0x500000;
+	struct dmabuf_exp_revoke rv, again;
+	struct dmabuf_exp_stats st;
+	int err, e, ok, fd, plain;
+	struct dmr mr, other;
+
+	fd = exp_create_chunks(expdev, size, DMABUF_EXP_F_DYNAMIC | DMABUF_EXP_F_REVOCABLE,
+			       NULL, 0, &err);
+	result(fd >= 0, "revocable_buffer_created (errno %d)", err);
+	if (fd < 0)
+		return;
+	e = rxe_pinned(1) ? -1 : reg_dmabuf_mr(0, size, iova, fd, ACCESS_ALL, &other);
+	if (rxe_pinned(0))
+		e = -1;
+	result(e == EOPNOTSUPP, "pinned_mr_on_revocable_buffer_eopnotsupp (errno %d)", e);
+	if (!e)
+		dereg_mr(&other);
+
+	err = reg_dmabuf_mr(0, size, iova, fd, ACCESS_ALL, &mr);
+	fill(host, size, 41);
+	ok = !err && rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, size, iova,
+			  mr.rkey) && devmem_holds(fd, 0, size, 41);
+	result(ok, "dynamic_mr_on_revocable_buffer_writes (errno %d%s)", err, why_failed());
+	e = exp_revoke_fd(expdev, fd, 0, &rv);
+	st = exp_stats(fd);
+	result(ok && !e && rv.unmapped >= 1 && rv.wait_ns > 0 && st.mappings == 0,
+	       "revoke_waits_until_unmapped (errno %d, %llu mapping(s) unmapped in %.3f ms, %llu left)",
+	       e, (unsigned long long)rv.unmapped, rv.wait_ns / 1e6,
+	       (unsigned long long)st.mappings);
+	ok = !err && !rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE, iova,
+			   mr.rkey) && last_status == IBV_WC_REM_ACCESS_ERR;
+	result(ok, "access_while_revoked_fails_like_a_bad_key (status %s)",
+	       ibv_wc_status_str(last_status));
+	e = reg_dmabuf_mr(0, size, iova + size, fd, ACCESS_ALL, &other);
+	result(e == ENODEV, "registration_while_revoked_enodev (errno %d)", e);
+	if (!e)
+		dereg_mr(&other);
+	result(exp_revoke_fd(expdev, fd, 0, &again) == EALREADY &&
+	       !exp_revoke_fd(expdev, fd, 1, &again) &&
+	       exp_revoke_fd(expdev, fd, 1, &again) == EALREADY,
+	       "revoke_and_restore_twice_ealready");
+	fill(host, size, 42);
+	ok = !err && rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, size, iova,
+			  mr.rkey) && devmem_holds(fd, 0, size, 42);
+	result(ok, "same_mr_writes_after_restore%s", why_failed());
+	if (!err)
+		dereg_mr(&mr);
+	close(fd);
+	plain = exp_create(PAGE, &err);
+	result(plain >= 0 && exp_revoke_fd(expdev, plain, 0, &rv) == EINVAL,
+	       "revoke_of_a_buffer_that_is_not_revocable_einval");
+	if (plain >= 0)
+		close(plain);
+}
+
+/*
+ * The record of "rdma -j -dd resource show mr" (iproute2's rdma tool, rdma
+ * netlink) whose driver attribute dmabuf_ino ("drv_dmabuf_ino" in JSON) is
+ * @ino: the JSON object, copied to @out. 0 if there is none.
+ */
+static int mr_record(unsigned long ino, char *out, size_t len)
+{
+	static char buf[1 << 16];
+	FILE *f = popen("rdma -j -dd resource show mr 2>&1", "r");
+	char needle[48], *p, *start, *end;
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	pclose(f);
+	buf[n] = 0;
+	snprintf(needle, sizeof(needle), "\"drv_dmabuf_ino\":%lu", ino);
+	p = strstr(buf, needle);
+	if (!p || (p[strlen(needle)] != ',' && p[strlen(needle)] != '}')) {
+		printf("    # no MR of dma-buf inode %lu in: %.600s\n", ino, buf);
+		return 0;
+	}
+	for (start = p; start > buf && *start != '{'; start--)
+		;
+	end = strchr(p, '}');
+	if (!end || (size_t)(end - start) + 2 > len)
+		return 0;
+	memcpy(out, start, end - start + 1);
+	out[end - start + 1] = 0;
+	printf("    # %s\n", out);
+	return 1;
+}
+
+/*
+ * Whether JSON record @r has driver attribute @name ("drv_@name") with the
+ * value @value, a string or a number.
+ */
+static int attr_is(const char *r, const char *name, const char *value)
+{
+	char key[64];
+	const char *p;
+	size_t n = strlen(value);
+
+	snprintf(key, sizeof(key), "\"drv_%s\":", name);
+	p = strstr(r, key);
+	if (!p)
+		return 0;
+	p += strlen(key);
+	if (*p == '"')
+		return !strncmp(p + 1, value, n) && p[n + 1] == '"';
+	return !strncmp(p, value, n) && (p[n] == ',' || p[n] == '}');
+}
+
+/*
+ * rxe's driver attributes of dma-buf MRs in rdma netlink, read with the real
+ * rdma tool: a dynamic MR on a buffer in device memory is unmapped until its
+ * first access, then mapped peer-to-peer; moved to system memory, it counts
+ * one invalidation and, after the next access, a second map in system
+ * memory, as the exporter counts them; a pinned MR is mapped once, at
+ * registration.
+ */
+static void netlink_case(unsigned char *host, struct ibv_mr *hmr)
+{
+	const size_t size = 4 * PAGE;
+	const __u64 iova = 0x600000;
+	struct dmabuf_exp_stats st;
+	struct stat sb;
+	char r[1024];
+	int err, fd, ok;
+	struct dmr mr;
+
+	fd = devmem_create(NULL, 0, size, &err);
+	if (fd < 0 || fstat(fd, &sb)) {
+		result(0, "netlink_devmem_buffer (errno %d)", err);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	err = reg_dmabuf_mr(0, size, iova, fd, ACCESS_ALL, &mr);
+	ok = !err && mr_record(sb.st_ino, r, sizeof(r));
+	result(ok && attr_is(r, "dmabuf_exporter", "dmabuf_exporter_rs") &&
+	       attr_is(r, "dmabuf_mode", "dynamic") && attr_is(r, "dmabuf_placement", "unmapped") &&
+	       attr_is(r, "dmabuf_maps", "0") && attr_is(r, "dmabuf_invalidations", "0"),
+	       "netlink_dynamic_mr_unmapped_before_its_first_access (errno %d)", err);
+	fill(host, size, 51);
+	ok = !err && rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, size, iova,
+			  mr.rkey) && mr_record(sb.st_ino, r, sizeof(r));
+	result(ok && attr_is(r, "dmabuf_placement", "p2p") && attr_is(r, "dmabuf_maps", "1") &&
+	       attr_is(r, "dmabuf_invalidations", "0"),
+	       "netlink_mapped_peer_to_peer_after_a_write%s", why_failed());
+	ok = !err && !exp_migrate_fd(expdev, fd, 0, DMABUF_EXP_MIGRATE_F_TO_SYSTEM) &&
+	     rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, size, iova, mr.rkey) &&
+	     mr_record(sb.st_ino, r, sizeof(r));
+	st = exp_stats(fd);
+	result(ok && attr_is(r, "dmabuf_placement", "system") && attr_is(r, "dmabuf_maps", "2") &&
+	       attr_is(r, "dmabuf_invalidations", "1") && st.move_notifies == 1 && st.maps == 2,
+	       "netlink_moved_to_system_memory_as_the_exporter_counts (exporter: %llu move_notifies, %llu maps)",
+	       (unsigned long long)st.move_notifies, (unsigned long long)st.maps);
+	if (!err)
+		dereg_mr(&mr);
+	close(fd);
+
+	fd = exp_create(size, &err);
+	if (fd < 0 || fstat(fd, &sb)) {
+		result(0, "netlink_pinned_buffer (errno %d)", err);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	err = rxe_pinned(1) ? -1 : reg_dmabuf_mr(0, size, iova, fd, ACCESS_ALL, &mr);
+	ok = !rxe_pinned(0) && !err && mr_record(sb.st_ino, r, sizeof(r));
+	result(ok && attr_is(r, "dmabuf_mode", "pinned") &&
+	       attr_is(r, "dmabuf_placement", "system") && attr_is(r, "dmabuf_maps", "1"),
+	       "netlink_pinned_mr_mapped_at_registration (errno %d)", err);
+	if (!err)
+		dereg_mr(&mr);
+	close(fd);
+}
+
+/*
  * A buffer of @size bytes from KIND "heap" (the system dma-heap) or "vgem"
  * (a GEM object of vgem, exported with PRIME; *vgem is its device, opened
  * here, and *handle the object's GEM handle); -1 with *err set if not.
@@ -1467,6 +1653,10 @@ int main(int argc, char **argv)
 		foreign_case("vgem", 1, host, hmr);
 	if (wanted("vgem_fences"))
 		vgem_fences_case(host, hmr);
+	if (wanted("revocable"))
+		revocable_case(host, hmr);
+	if (wanted("netlink"))
+		netlink_case(host, hmr);
 	/* Last of the traffic tests: the error moves the QP to the error state. */
 	if (wanted("cannot_remap"))
 		cannot_remap_case(host, hmr);

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The umem trace events an importer emits itself
+//! (`include/trace/events/ib_umem_dmabuf.h`, from the series): a map's wait
+//! for the buffer's kernel fences, and a revocation. ib_core's entry points
+//! emit the others (get, map, unmap, release) whichever importer serves
+//! them, so that both importers give the same events.
+
+use super::UmemDmabuf;
+use kernel::ffi::{c_int, c_void};
+use kernel::prelude::*;
+use kernel::time::{Instant, Monotonic};
+
+kernel::declare_trace! {
+    /// `trace_ib_umem_dmabuf_fence_wait()`.
+    ///
+    /// # Safety
+    ///
+    /// Nothing beyond the types: the event copies its arguments and only
+    /// prints the pointer.
+    unsafe fn ib_umem_dmabuf_fence_wait(umem: *const c_void, ns: u64, err: c_int);
+
+    /// `trace_ib_umem_dmabuf_revoke()`.
+    ///
+    /// # Safety
+    ///
+    /// As for `ib_umem_dmabuf_fence_wait`.
+    unsafe fn ib_umem_dmabuf_revoke(umem: *const c_void, pinned: bool);
+}
+
+/// Whether the tracepoint `$tp` (a `bindings::__tracepoint_*` static) is on,
+/// as C's `trace_*_enabled()` says: a static branch with jump labels;
+/// without them (the kernels here start from tinyconfig) the key's count,
+/// read inline as C's `static_key_false()` reads it (`static_branch_unlikely!`
+/// would call the `static_key_count()` helper on every check instead).
+macro_rules! tracepoint_on {
+    ($tp:path) => {{
+        #[cfg(all(CONFIG_TRACEPOINTS, CONFIG_JUMP_LABEL))]
+        // SAFETY: querying a tracepoint's static key is always allowed.
+        let on = unsafe {
+            kernel::jump_label::static_branch_unlikely!($tp, kernel::bindings::tracepoint, key)
+        };
+        #[cfg(all(CONFIG_TRACEPOINTS, not(CONFIG_JUMP_LABEL)))]
+        let on = {
+            // SAFETY: the tracepoint is a static of the kernel; only the
+            // address of its key's count is taken.
+            let count = unsafe { core::ptr::addr_of!($tp.key.key.enabled.counter) };
+            // SAFETY: the count is an `atomic_t`'s, aligned, live for ever, and
+            // only changed atomically (`static_key_slow_inc()` and friends).
+            let count = unsafe { core::sync::atomic::AtomicI32::from_ptr(count.cast_mut()) };
+            count.load(core::sync::atomic::Ordering::Relaxed) > 0
+        };
+        #[cfg(not(CONFIG_TRACEPOINTS))]
+        let on = false;
+        on
+    }};
+}
+
+/// Whether the `revoke` event is on.
+#[inline(always)]
+pub(crate) fn revoke_on() -> bool {
+    tracepoint_on!(kernel::bindings::__tracepoint_ib_umem_dmabuf_revoke)
+}
+
+impl UmemDmabuf {
+    /// Runs `wait`, a wait for the buffer's kernel fences, and emits the
+    /// `fence_wait` event with its duration and result when the event is on
+    /// (the clock is read only then).
+    #[inline]
+    pub(crate) fn traced_fence_wait(&self, wait: impl FnOnce() -> Result) -> Result {
+        if !tracepoint_on!(kernel::bindings::__tracepoint_ib_umem_dmabuf_fence_wait) {
+            return wait();
+        }
+        let start = Instant::<Monotonic>::now();
+        let r = wait();
+        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(0);
+        let err = match &r {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        };
+        // SAFETY: the event copies its arguments; the pointer is only printed.
+        unsafe { ib_umem_dmabuf_fence_wait(self.raw().cast_const().cast(), ns, err) };
+        r
+    }
+
+    /// Emits the `revoke` event of the umem, which is being revoked;
+    /// `pinned`: it holds a pin. Callers check [`revoke_on`] first.
+    #[inline]
+    pub(crate) fn trace_revoke(&self, pinned: bool) {
+        // SAFETY: as in `traced_fence_wait`.
+        unsafe { ib_umem_dmabuf_revoke(self.raw().cast_const().cast(), pinned) };
+    }
+}
