@@ -10,7 +10,8 @@
 #   BENCH_UVERBS_ITERS (64) the uverbs run; BENCH_DP (ROUNDS,MS: 3,300) the
 #   data-path run and BENCH_MIG (2,2000) the migration run (blocks of MS
 #   milliseconds); BENCH_STORM (3,10,4) the concurrent registration storm
-#   (ROUNDS,SECS per block,WORKERS). BENCH_PROFILE=1 runs the in-kernel part under perf record
+#   (ROUNDS,SECS per block,WORKERS); BENCH_REVOKE (5,1000) the revocation
+#   latency (ROUNDS,MS; 0,1 leaves it out). BENCH_PROFILE=1 runs the in-kernel part under perf record
 #   (cpu-clock sampling, all CPUs) and prints the hottest kernel symbols
 #   (build/logs/bench-serial.log, between @@UMEM-PERF@@ markers).
 set -euo pipefail
@@ -39,7 +40,8 @@ UMEM_TIMEOUT=${UMEM_TIMEOUT:-5400} "$ROOT/scripts/qemu.sh" bench "$log" quiet \
 	"umem.modargs=bench_rounds=$rounds,bench_iters=$iters,bench_max_entries=$max,bench_gate_rounds=${BENCH_GATE_ROUNDS:-15}" \
 	"umem.bench_uverbs=${BENCH_UVERBS_ROUNDS:-7},${BENCH_UVERBS_ITERS:-64}" \
 	"umem.bench_dp=${BENCH_DP:-3,300}" "umem.bench_mig=${BENCH_MIG:-2,2000}" \
-	"umem.bench_storm=${BENCH_STORM:-3,10,4}" $profile
+	"umem.bench_storm=${BENCH_STORM:-3,10,4}" "umem.bench_revoke=${BENCH_REVOKE:-5,1000}" \
+	$profile
 python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
 	--require-ktap --log "$log" --quiet >"$LOGDIR/bench-report.txt" || {
 	cat "$LOGDIR/bench-report.txt"
@@ -55,7 +57,8 @@ say "benchmark: the concurrent registration storm on the test kernel"
 UMEM_KERNEL=test UMEM_TIMEOUT=${UMEM_TIMEOUT:-5400} "$ROOT/scripts/qemu.sh" bench "$slog" quiet \
 	kunit.filter_glob='umem_dmabuf_rs_bench*' \
 	"umem.modargs=bench_rounds=0,bench_gate_rounds=0" "umem.bench_uverbs=0,1" \
-	"umem.bench_dp=0,1" "umem.bench_mig=0,1" "umem.bench_storm=${BENCH_STORM:-3,10,4}"
+	"umem.bench_dp=0,1" "umem.bench_mig=0,1" "umem.bench_storm=${BENCH_STORM:-3,10,4}" \
+	"umem.bench_revoke=0,1"
 python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
 	--require-ktap --log "$slog" --quiet >"$LOGDIR/bench-storm-test-report.txt" || {
 	cat "$LOGDIR/bench-storm-test-report.txt"
