@@ -27,6 +27,7 @@
 #include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "dmabuf_exporter_rs.h"
+#include "exp_user.h"
 
 struct dmr {
 	__u32 handle, lkey, rkey;
@@ -167,36 +168,6 @@ static inline struct dmabuf_exp_stats exp_stats_fd(int expdev, int fd)
 	if (ioctl(expdev, DMABUF_EXP_IOC_STATS, &s))
 		memset(&s, 0, sizeof(s));
 	return s;
-}
-
-/*
- * Revokes buffer @fd (@restore 0) or restores it (DMABUF_EXP_IOC_REVOKE); *r
- * gets the wait time and the mappings unmapped. 0 or an errno.
- */
-static inline int exp_revoke_fd(int expdev, int fd, int restore, struct dmabuf_exp_revoke *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->version = DMABUF_EXP_VERSION;
-	r->fd = fd;
-	r->flags = restore ? DMABUF_EXP_REVOKE_F_RESTORE : 0;
-	return ioctl(expdev, DMABUF_EXP_IOC_REVOKE, r) ? errno : 0;
-}
-
-/*
- * Takes buffer @fd's invalidation latency samples (DMABUF_EXP_IOC_LATENCY)
- * into @unmap and @remap, room for @count each; *l says how many. 0 or an
- * errno.
- */
-static inline int exp_latency_fd(int expdev, int fd, __u64 *unmap, __u64 *remap, __u32 count,
-				 struct dmabuf_exp_latency *l)
-{
-	memset(l, 0, sizeof(*l));
-	l->version = DMABUF_EXP_VERSION;
-	l->fd = fd;
-	l->count = count;
-	l->unmap_ns = (uintptr_t)unmap;
-	l->remap_ns = (uintptr_t)remap;
-	return ioctl(expdev, DMABUF_EXP_IOC_LATENCY, l) ? errno : 0;
 }
 
 /* A udmabuf over a memfd of @size bytes; *map is its CPU mapping. */

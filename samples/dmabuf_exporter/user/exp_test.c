@@ -21,6 +21,7 @@
 #include <linux/dma-buf.h>
 
 #include "dmabuf_exporter_rs.h"
+#include "exp_user.h"
 #include "bufinfo_user.h"
 #include "ktap_user.h"
 
@@ -281,28 +282,20 @@ out:
 	free(buf);
 }
 
-/* DMABUF_EXP_IOC_REVOKE on @fd; 0 or the errno (*r filled). */
-static int exp_revoke(int dev, int fd, __u32 flags, struct dmabuf_exp_revoke *r)
+/* DMABUF_EXP_IOC_REVOKE on @fd with @flags as given; 0 or the errno. */
+static int revoke_flags(int dev, int fd, __u32 flags)
 {
-	memset(r, 0, sizeof(*r));
-	r->version = DMABUF_EXP_VERSION;
-	r->fd = fd;
-	r->flags = flags;
-	return ioctl(dev, DMABUF_EXP_IOC_REVOKE, r) ? errno : 0;
+	struct dmabuf_exp_revoke r = { .version = DMABUF_EXP_VERSION, .fd = fd, .flags = flags };
+
+	return ioctl(dev, DMABUF_EXP_IOC_REVOKE, &r) ? errno : 0;
 }
 
-/* DMABUF_EXP_IOC_LATENCY on @fd, room for @count samples; 0 or the errno. */
-static int latency(int dev, int fd, __u32 version, __u32 count, struct dmabuf_exp_latency *l)
+/* DMABUF_EXP_IOC_LATENCY on @fd with @version, no room; 0 or the errno. */
+static int latency_version(int dev, int fd, __u32 version)
 {
-	static __u64 unmap[4], remap[4];
+	struct dmabuf_exp_latency l = { .version = version, .fd = fd };
 
-	memset(l, 0, sizeof(*l));
-	l->version = version;
-	l->fd = fd;
-	l->count = count;
-	l->unmap_ns = (uintptr_t)unmap;
-	l->remap_ns = (uintptr_t)remap;
-	return ioctl(dev, DMABUF_EXP_IOC_LATENCY, l) ? errno : 0;
+	return ioctl(dev, DMABUF_EXP_IOC_LATENCY, &l) ? errno : 0;
 }
 
 /*
@@ -314,6 +307,7 @@ static void revoke_latency_case(int dev)
 	struct dmabuf_exp_latency l;
 	struct dmabuf_exp_revoke r;
 	int err, fd, dyn, sfd;
+	__u64 samples[4];
 
 	create(dev, DMABUF_EXP_F_REVOCABLE, PAGE, NULL, 0, &err);
 	errno_case("revocable_without_dynamic", err, EINVAL);
@@ -321,23 +315,23 @@ static void revoke_latency_case(int dev)
 	dyn = create(dev, DMABUF_EXP_F_DYNAMIC, PAGE, NULL, 0, &err);
 	sfd = create(dev, 0, PAGE, NULL, 0, &err);
 	result(fd >= 0 && dyn >= 0 && sfd >= 0, "revocable_dynamic_static_created");
-	errno_case("revoke_unmapped", exp_revoke(dev, fd, 0, &r), 0);
+	errno_case("revoke_unmapped", exp_revoke_fd(dev, fd, 0, &r), 0);
 	result(r.wait_ns == 0 && r.unmapped == 0, "revoke_unmapped_waits_for_nothing");
-	errno_case("revoke_revoked", exp_revoke(dev, fd, 0, &r), EALREADY);
-	errno_case("restore", exp_revoke(dev, fd, DMABUF_EXP_REVOKE_F_RESTORE, &r), 0);
-	errno_case("restore_restored", exp_revoke(dev, fd, DMABUF_EXP_REVOKE_F_RESTORE, &r),
+	errno_case("revoke_revoked", exp_revoke_fd(dev, fd, 0, &r), EALREADY);
+	errno_case("restore", exp_revoke_fd(dev, fd, 1, &r), 0);
+	errno_case("restore_restored", exp_revoke_fd(dev, fd, 1, &r),
 		   EALREADY);
-	errno_case("revoke_unknown_flags", exp_revoke(dev, fd, 0x80, &r), EINVAL);
-	errno_case("revoke_not_revocable", exp_revoke(dev, dyn, 0, &r), EINVAL);
-	errno_case("revoke_static", exp_revoke(dev, sfd, 0, &r), EINVAL);
-	errno_case("revoke_bad_fd", exp_revoke(dev, 12345, 0, &r), EBADF);
-	errno_case("latency_static", latency(dev, sfd, DMABUF_EXP_VERSION, 4, &l), EINVAL);
-	errno_case("latency_bad_version", latency(dev, dyn, 0, 4, &l), EINVAL);
-	errno_case("latency_none_yet", latency(dev, dyn, DMABUF_EXP_VERSION, 4, &l), 0);
+	errno_case("revoke_unknown_flags", revoke_flags(dev, fd, 0x80), EINVAL);
+	errno_case("revoke_not_revocable", exp_revoke_fd(dev, dyn, 0, &r), EINVAL);
+	errno_case("revoke_static", exp_revoke_fd(dev, sfd, 0, &r), EINVAL);
+	errno_case("revoke_bad_fd", exp_revoke_fd(dev, 12345, 0, &r), EBADF);
+	errno_case("latency_static", exp_latency_fd(dev, sfd, samples, samples, 4, &l), EINVAL);
+	errno_case("latency_bad_version", latency_version(dev, dyn, 0), EINVAL);
+	errno_case("latency_none_yet", exp_latency_fd(dev, dyn, samples, samples, 4, &l), 0);
 	result(!l.unmaps && !l.remaps && !l.dropped, "latency_no_samples_without_importers");
 	/* A migration of an unmapped buffer times nothing. */
 	errno_case("latency_after_unmapped_migration",
-		   migrate(dev, dyn, 0) || latency(dev, dyn, DMABUF_EXP_VERSION, 0, &l), 0);
+		   migrate(dev, dyn, 0) || exp_latency_fd(dev, dyn, samples, samples, 0, &l), 0);
 	result(!l.unmaps && !l.remaps && !l.dropped, "latency_unmapped_migration_no_samples");
 	close(fd);
 	close(dyn);
