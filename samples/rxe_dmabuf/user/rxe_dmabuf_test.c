@@ -1314,6 +1314,199 @@ static void netlink_case(unsigned char *host, struct ibv_mr *hmr)
 }
 
 /*
+ * The umem trace events in tracefs (include/trace/events/ib_umem_dmabuf.h).
+ * trace_start() records them from now on (0; -1 if this kernel has no
+ * tracing); trace_count() stops and counts the events of the umem that a
+ * registration of @size bytes of descriptor @fd made, by the umem that its
+ * get event names.
+ */
+#define TRACEFS "/sys/kernel/tracing"
+struct umem_events {
+	int gets, maps, map_errors, unmaps, unmaps_mapped, releases, lost;
+};
+
+static int tracefs_write(const char *file, const char *s)
+{
+	char path[128];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), TRACEFS "/%s", file);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static int trace_start(void)
+{
+	if (access(TRACEFS "/events/ib_umem_dmabuf", F_OK) &&
+	    system("mount -t tracefs nodev " TRACEFS " 2>/dev/null"))
+		return -1;
+	return tracefs_write("tracing_on", "0") || tracefs_write("buffer_size_kb", "4096") ||
+	       tracefs_write("trace", "") || tracefs_write("events/ib_umem_dmabuf/enable", "1") ||
+	       tracefs_write("tracing_on", "1") ? -1 : 0;
+}
+
+static struct umem_events trace_count(int fd, size_t size)
+{
+	struct umem_events ev = { 0 };
+	char *line = NULL, umem[40] = "", want[64];
+	unsigned long in_buffer, written;
+	size_t cap = 0;
+	FILE *f;
+
+	tracefs_write("tracing_on", "0");
+	tracefs_write("events/ib_umem_dmabuf/enable", "0");
+	f = fopen(TRACEFS "/trace", "re");
+	if (!f) {
+		ev.lost = -1;
+		return ev;
+	}
+	snprintf(want, sizeof(want), " fd=%d offset=0 size=%zu ", fd, size);
+	while (getline(&line, &cap, f) > 0) {
+		char *e = strstr(line, "ib_umem_dmabuf_"), *u = strstr(line, "umem=");
+		char id[40];
+
+		if (sscanf(line, "# entries-in-buffer/entries-written: %lu/%lu", &in_buffer,
+			   &written) == 2)
+			ev.lost = in_buffer != written;
+		if (!e || !u || sscanf(u, "umem=%39s", id) != 1)
+			continue;
+		e += strlen("ib_umem_dmabuf_");
+		if (!strncmp(e, "get:", 4) && strstr(line, want) && strstr(line, " err=0")) {
+			snprintf(umem, sizeof(umem), "%s", id);
+			ev.gets++;
+		}
+		if (!*umem || strcmp(id, umem))
+			continue;
+		if (!strncmp(e, "map:", 4)) {
+			ev.maps += !!strstr(line, " err=0");
+			ev.map_errors += !strstr(line, " err=0");
+		} else if (!strncmp(e, "unmap:", 6)) {
+			ev.unmaps++;
+			ev.unmaps_mapped += !!strstr(line, " mapped=1");
+		} else if (!strncmp(e, "release:", 8)) {
+			ev.releases++;
+		}
+	}
+	free(line);
+	fclose(f);
+	return ev;
+}
+
+/* A driver attribute of rdma netlink JSON record @r as a number; -1 if none. */
+static long long attr_num(const char *r, const char *name)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), "\"drv_%s\":", name);
+	p = strstr(r, key);
+	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+/*
+ * The same moves counted three ways: by the exporter (its statistics), by
+ * rxe (rdma netlink's dmabuf_maps and dmabuf_invalidations) and by the umem
+ * trace events, which ib_core emits for either importer. A dynamic MR on a
+ * buffer in device memory is first written after each of 10 moves, so that
+ * every move costs exactly one invalidation, one unmap and one re-map; then
+ * it is written 60 times while a second thread moves it 30 times, where an
+ * invalidation can come while nothing is mapped and a move can wait for a
+ * copy: the three counts must still agree, every map be followed by an
+ * unmap, and no invalidation be followed by more than one re-map.
+ */
+static void storm_counts_case(unsigned char *host, struct ibv_mr *hmr)
+{
+	const size_t size = 8 * PAGE;
+	const __u64 iova = 0x700000;
+	struct migrator m = { .rounds = 30, .devmem = 1 };
+	long long nl_maps = -1, nl_inv = -1, nl_maps1 = -1, nl_inv1 = -1;
+	struct dmabuf_exp_stats st, st1 = { 0 };
+	struct umem_events ev;
+	struct stat sb;
+	pthread_t thread;
+	int err, ok, i;
+	struct dmr mr;
+	char r[1024];
+
+	if (trace_start()) {
+		result(0, "storm_counts: umem_trace_events_recorded (no " TRACEFS
+			  "/events/ib_umem_dmabuf)");
+		return;
+	}
+	m.fd = devmem_create(NULL, 0, size, &err);
+	if (m.fd < 0 || fstat(m.fd, &sb)) {
+		result(0, "storm_counts: devmem_buffer (errno %d)", err);
+		goto out;
+	}
+	err = reg_dmabuf_mr(0, size, iova, m.fd, ACCESS_ALL, &mr);
+	result(!err, "storm_counts: reg_dmabuf_mr (errno %d)", err);
+	if (err)
+		goto out;
+	ok = 1;
+	for (i = 0; i < 10; i++) {
+		fill(host, size, 70 + i);
+		ok &= rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, size, iova, mr.rkey);
+		ok &= !exp_migrate_fd(expdev, m.fd, i % 3 ? 0 : 5,
+				      i % 2 ? DMABUF_EXP_MIGRATE_F_TO_DEVMEM :
+				      DMABUF_EXP_MIGRATE_F_TO_SYSTEM);
+	}
+	ok &= rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, size, iova, mr.rkey);
+	st1 = exp_stats(m.fd);
+	if (ok && mr_record(sb.st_ino, r, sizeof(r))) {
+		nl_maps1 = attr_num(r, "dmabuf_maps");
+		nl_inv1 = attr_num(r, "dmabuf_invalidations");
+	}
+	result(ok && st1.migrations == 10 && st1.move_notifies == 10 && st1.maps == 11 &&
+	       nl_inv1 == 10 && nl_maps1 == 11,
+	       "storm_counts: each_move_one_invalidation_and_one_remap (exporter: %llu moves, %llu notified, %llu maps; netlink: %lld invalidations, %lld maps%s)",
+	       (unsigned long long)st1.migrations, (unsigned long long)st1.move_notifies,
+	       (unsigned long long)st1.maps, nl_inv1, nl_maps1, why_failed());
+
+	if (pthread_create(&thread, NULL, migrate_loop, &m)) {
+		result(0, "storm_counts: migrating_thread");
+		dereg_mr(&mr);
+		goto out;
+	}
+	ok = 1;
+	for (i = 0; ok && i < 60; i++) {
+		fill(host, size, 100 + i);
+		ok &= rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, size, iova, mr.rkey);
+	}
+	pthread_join(thread, NULL);
+	/* Mapped at the end: every map but this one has been unmapped. */
+	ok = ok && !m.failed &&
+	     rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, size, iova, mr.rkey);
+	st = exp_stats(m.fd);
+	if (ok && mr_record(sb.st_ino, r, sizeof(r))) {
+		nl_maps = attr_num(r, "dmabuf_maps");
+		nl_inv = attr_num(r, "dmabuf_invalidations");
+	}
+	result(ok && st.migrations == 40 && st.move_notifies == st.migrations &&
+	       nl_inv == (long long)st.move_notifies && nl_maps == (long long)st.maps &&
+	       st.maps <= st.move_notifies + 1,
+	       "storm_counts: netlink_counts_as_the_exporter_under_concurrent_moves (exporter: %llu moves, %llu notified, %llu maps; netlink: %lld invalidations, %lld maps%s)",
+	       (unsigned long long)st.migrations, (unsigned long long)st.move_notifies,
+	       (unsigned long long)st.maps, nl_inv, nl_maps, why_failed());
+	/* Counted before the release, which unmaps the last map. */
+	ev = trace_count(m.fd, size);
+	result(!ev.lost && ev.gets == 1 && !ev.releases && !ev.map_errors &&
+	       ev.maps == (long long)st.maps && ev.unmaps == (long long)st.move_notifies &&
+	       ev.unmaps_mapped == ev.maps - 1,
+	       "storm_counts: trace_events_count_as_the_exporter (%d gets, %d maps, %d failed maps, %d unmaps of which %d mapped, %d releases, lost %d)",
+	       ev.gets, ev.maps, ev.map_errors, ev.unmaps, ev.unmaps_mapped, ev.releases,
+	       ev.lost);
+	result(!dereg_mr(&mr), "storm_counts: dereg");
+out:
+	tracefs_write("events/ib_umem_dmabuf/enable", "0");
+	if (m.fd >= 0)
+		close(m.fd);
+}
+
+/*
  * A buffer of @size bytes from KIND "heap" (the system dma-heap) or "vgem"
  * (a GEM object of vgem, exported with PRIME; *vgem is its device, opened
  * here, and *handle the object's GEM handle); -1 with *err set if not.
@@ -1657,6 +1850,8 @@ int main(int argc, char **argv)
 		revocable_case(host, hmr);
 	if (wanted("netlink"))
 		netlink_case(host, hmr);
+	if (wanted("storm_counts"))
+		storm_counts_case(host, hmr);
 	/* Last of the traffic tests: the error moves the QP to the error state. */
 	if (wanted("cannot_remap"))
 		cannot_remap_case(host, hmr);
