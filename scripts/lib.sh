@@ -88,7 +88,8 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 # the build leaves behind):
 #   test     make check: kernel/umem.config + kernel/test.config (lockdep,
 #            KASAN, kmemleak, fault injection)
-#   fast     make demo and benchmarks: kernel/umem.config only
+#   fast     make demo and benchmarks: kernel/umem.config + kernel/fast.config
+#            (trace events with jump labels, as distributions ship)
 #   drivers  no kernel: the directories of the hardware RDMA drivers of
 #            kernel/drivers.config, compiled only (make check)
 #   series   scripts/kpatch.sh build-each: the test kernel and the drivers
@@ -108,7 +109,7 @@ kernel_vars() {
 		;;
 	fast)
 		KOUT=$UMEM_CACHE/build-fast$KSUFFIX
-		KFRAGMENTS=("$k/umem.config" "$k/linux-$UMEM_KVER.config")
+		KFRAGMENTS=("$k/umem.config" "$k/linux-$UMEM_KVER.config" "$k/fast.config")
 		;;
 	drivers)
 		KOUT=$UMEM_CACHE/build-drivers$KSUFFIX

@@ -84,7 +84,22 @@ step "device memory: the exporter's PCI BAR (ivshmem, behind one PCIe switch wit
 dmesg | grep -o 'dmabuf_exporter_rs [0-9a-f:.]*: device memory: .*' | sed 's/^/  /'
 echo "  the client RDMA WRITEs and SENDs into the server's buffer in the BAR, which"
 echo "  moves between device and system memory every 10 ms; rxe reaches it peer-to-peer"
+t=/sys/kernel/tracing
+[ -d $t/events ] || mount -t tracefs nodev $t
+echo 0 >$t/tracing_on
+echo >$t/trace
+echo 1 >$t/events/ib_umem_dmabuf/enable
+echo 1 >$t/tracing_on
 pingpong devmem swap
+echo 0 >$t/tracing_on
+echo 0 >$t/events/ib_umem_dmabuf/enable
+
+step "what the dma-buf MRs did meanwhile: the umem trace events (tracefs, Documentation/observability.rst)"
+grep -o 'ib_umem_dmabuf_[a-z_]*:' $t/trace | sort | uniq -c | sed 's/:$//; s/^ */  /'
+grep -m 1 'ib_umem_dmabuf_get:' $t/trace | sed 's/^.*ib_umem/  ib_umem/'
+grep 'ib_umem_dmabuf_map:' $t/trace | grep -m 2 'p2p=1' | sed 's/^.*ib_umem/  ib_umem/'
+grep -m 1 'ib_umem_dmabuf_fence_wait:' $t/trace | sed 's/^.*ib_umem/  ib_umem/'
+grep -q 'ib_umem_dmabuf_map:.* p2p=1 .*err=0' $t/trace
 
 step "RDMA WRITE, SEND and READ in device memory with each importer; the host reads the BAR's file after the boot"
 wrc=0

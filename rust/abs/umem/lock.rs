@@ -175,7 +175,7 @@ impl<'a> UmemLocked<'a> {
 
     /// Emits the `revoke` trace event of the umem, which is being revoked,
     /// if the event is on.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn trace_revoke(&self) {
         if super::trace::revoke_on() {
             self.umem().trace_revoke(self.holds_pin());
