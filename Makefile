@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: all kernel module check check-full check-slow check-kcsan kunit demo docs bench mutants fuzz fuzz-seeds two-node two-node-bench demo-2node fmt clean kernel-clean
+.PHONY: all kernel module check check-full check-slow check-kcsan kunit demo docs bench mutants fuzz fuzz-seeds coverage two-node two-node-bench demo-2node fmt clean kernel-clean
 
 all: module
 
@@ -74,6 +74,15 @@ fuzz:
 
 fuzz-seeds:
 	@$(SCRIPTS)/fuzz.sh seeds
+
+# Function coverage of the last make check's main boot (and of the last
+# make fuzz, when there is one): build/coverage.txt, build/coverage.png and
+# the summary table of Documentation/testing.rst ("Coverage").
+coverage:
+	@/usr/bin/python3 $(SCRIPTS)/coverage.py report --map build/cover-map.json \
+		--log build/logs/check-serial.log --fuzz build/fuzz/reached.json \
+		--reasons $(SCRIPTS)/coverage-unreached.txt --table build/coverage.txt \
+		--plot build/coverage.png --rst
 
 # Two guests on a virtual link, RDMA into the other's moving dma-buf
 # (Documentation/two-node.rst); make check runs a shorter variant.

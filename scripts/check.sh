@@ -203,7 +203,40 @@ phase_mark end "host checks"
 # rdma-core boot, it overcommitted the two cores, and the rdma-core boot
 # and then the lossy two-node pair beside it ran so much slower that the
 # whole took 18 min instead of 10 (measured once, same tree).
-UMEM_TIMEOUT=${UMEM_TIMEOUT:-3600} "$ROOT/scripts/qemu.sh" check "$log" ${UMEM_CMDLINE:-} || true
+# The main boot counts calls of every function of the importers, rxe's MR
+# code and the exporter (kprobe events, guest/lib.sh cover_start).
+cover_probes=$ROOT/build/cover-probes.txt cover_map=$ROOT/build/cover-map.json
+rm -f "$cover_probes" "$cover_map"
+python3 "$ROOT/scripts/coverage.py" probes --kout "$KOUT" --root "$ROOT" \
+	--probes "$cover_probes" --map "$cover_map" || true
+UMEM_COVER_PROBES=$cover_probes UMEM_TIMEOUT=${UMEM_TIMEOUT:-3600} \
+	"$ROOT/scripts/qemu.sh" check "$log" ${UMEM_CMDLINE:-} || true
+# Every function of the importers the main boot did not reach is explained
+# in scripts/coverage-unreached.txt, and every line there still explains an
+# unreached one; the table is build/coverage.txt (make coverage adds make
+# fuzz's columns and the plot). The gate's own check: without the reasons,
+# or with one for a function that does not exist, it fails.
+coverage_gate() {
+	local reasons=$ROOT/scripts/coverage-unreached.txt planted=$ROOT/build/coverage-planted.txt
+	local fuzz=() rc=0
+	[ -e "$ROOT/build/fuzz/reached.json" ] && fuzz=(--fuzz "$ROOT/build/fuzz/reached.json")
+	python3 "$ROOT/scripts/coverage.py" report --map "$cover_map" --log "$log" "${fuzz[@]}" \
+		--reasons "$reasons" --table "$ROOT/build/coverage.txt" --gate || rc=1
+	if python3 "$ROOT/scripts/coverage.py" report --map "$cover_map" --log "$log" \
+		--reasons /dev/null --table /dev/null --gate >/dev/null; then
+		echo "    the gate passed without its reasons" >&2
+		rc=1
+	fi
+	{ cat "$reasons"; echo "no::such::function -- planted"; } >"$planted"
+	if python3 "$ROOT/scripts/coverage.py" report --map "$cover_map" --log "$log" \
+		--reasons "$planted" --table /dev/null --gate >/dev/null; then
+		echo "    the gate passed with a reason for no function" >&2
+		rc=1
+	fi
+	return $rc
+}
+record "coverage: every importer function the main boot did not reach has a reason (scripts/coverage-unreached.txt)" \
+	coverage_gate
 # What the guest wrote into device memory over RDMA, read by the host from
 # the BAR's backing file (guest/check.sh's witness step).
 record "device memory: the host reads what RDMA wrote in the BAR (both importers)" \

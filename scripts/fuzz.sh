@@ -84,7 +84,7 @@ run)
 	if [ -f "$dir/result/kallsyms.txt" ]; then
 		python3 "$ROOT/scripts/fuzz_cover.py" --kallsyms "$dir/result/kallsyms.txt" \
 			--pcs c="$dir/result/pcs-c.txt" --pcs rust="$dir/result/pcs-rust.txt" \
-			--kout "$KOUT" --root "$ROOT" >"$dir/coverage.txt"
+			--kout "$KOUT" --root "$ROOT" --json "$dir/reached.json" >"$dir/coverage.txt"
 		say "coverage: $dir/coverage.txt"
 		tail -n 3 "$dir/coverage.txt"
 	fi

@@ -11,10 +11,14 @@ functions listed are those of the instrumented objects (kernel_vars fuzz in
 scripts/lib.sh, the project's modules), read from the built objects.
 
 usage: fuzz_cover.py --kallsyms FILE --pcs NAME=FILE... --kout DIR --root DIR
+                    [--json OUT]
+--json also writes the reached functions per run, {NAME: [[OBJECT, SYMBOL],
+...]}, for scripts/coverage.py (make coverage).
 """
 
 import argparse
 import bisect
+import json
 import os
 import subprocess
 import sys
@@ -99,6 +103,7 @@ def main():
     ap.add_argument("--pcs", action="append", default=[], help="NAME=FILE")
     ap.add_argument("--kout", required=True)
     ap.add_argument("--root", required=True)
+    ap.add_argument("--json")
     args = ap.parse_args()
 
     syms = kallsyms(args.kallsyms)
@@ -138,6 +143,11 @@ def main():
             print(f"  {marks}  {dm.get(n, n)}")
         totals = [t + h for t, h in zip(totals, hit)]
         count += len(names)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({name: sorted([label.split(" ")[0], n] for label, mod, names in objects
+                                    for n in names if (n, mod) in r)
+                       for name, r in runs}, f)
     print()
     print(f"{count} functions in all; reached: " +
           ", ".join(f"{name} {t}" for (name, _), t in zip(runs, totals)))

@@ -110,6 +110,12 @@ fi
 # The fuzzer's corpus (make fuzz), which make check replays.
 cp -r "$ROOT/samples/rxe_dmabuf/corpus" "$root/umem/corpus"
 
+# The functions a boot's coverage probes (UMEM_COVER_PROBES, written by
+# scripts/coverage.py for make check's main boot; guest/lib.sh cover_start).
+if [ -n "${UMEM_COVER_PROBES:-}" ]; then
+	cp "$UMEM_COVER_PROBES" "$root/umem/cover-probes.txt"
+fi
+
 # Project artefacts: modules and guest programs built by scripts/module.sh.
 for ko in "$ROOT"/*.ko "$ROOT"/samples/*/*.ko; do
 	[ -e "$ko" ] && cp "$ko" "$root/umem/modules/"

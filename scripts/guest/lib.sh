@@ -203,3 +203,30 @@ wait_gone() {
 	done
 	return 1
 }
+
+# Function coverage (scripts/coverage.py): with /umem/cover-probes.txt in
+# the initramfs (UMEM_COVER_PROBES), cover_start puts a kprobe event on
+# each function it lists ("EVENT [MODULE:]SYMBOL"; a module's are armed
+# when it loads) in a trace instance of its own whose buffer stays off,
+# so that only the probes' hit counters count; cover_stop disarms them and
+# prints the counters that moved, as "umem-cover: EVENT=CALLS..." lines,
+# and the events that could not be registered.
+COVER=/sys/kernel/tracing/instances/umem_cover
+cover_start() {
+	local ev target
+	[ -r /umem/cover-probes.txt ] || return 0
+	[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing ||
+		return 1
+	while read -r ev target; do
+		echo "p:cover/$ev $target" >>/sys/kernel/tracing/dynamic_events 2>/dev/null ||
+			echo "umem-cover-unprobed: $ev $target"
+	done </umem/cover-probes.txt
+	mkdir -p $COVER && echo 0 >$COVER/tracing_on && echo 1 >$COVER/buffer_size_kb &&
+		echo 1 >$COVER/events/cover/enable
+}
+cover_stop() {
+	[ -d $COVER ] || return 0
+	echo 0 >$COVER/events/cover/enable
+	awk '$2 > 0 { printf "%s=%s ", $1, $2; if (++n % 12 == 0) printf "\n" }
+	     END { printf "\n" }' /sys/kernel/tracing/kprobe_profile | sed 's/^/umem-cover: /'
+}
