@@ -92,6 +92,25 @@ revocation_gate_can_fail() {
 		[ "$(grep -c '^    not ok' $out)" = 1 ]
 }
 
+# replay_comparison_can_fail: the corpus replay's comparison (the C run
+# reproducing the Rust run's outcomes) against a planted difference. One
+# input replayed twice on the C importer agrees with itself; compared with
+# the same outcomes with line 10 changed, it must fail, naming that line
+# (the outputs are kept out of the verdict).
+replay_comparison_can_fail() {
+	local fuzz="rxe_dmabuf_fuzz rxe0 $GIDX c replay /umem/corpus/seed-1"
+	$fuzz --save /tmp/plant-a.txt >/tmp/plant-out.txt 2>&1 &&
+		sed '10s/$/ planted/' /tmp/plant-a.txt >/tmp/plant-b.txt &&
+		! cmp -s /tmp/plant-a.txt /tmp/plant-b.txt || return 1
+	$fuzz --compare /tmp/plant-a.txt >/tmp/plant-same.txt 2>&1 ||
+		{ sed 's/^/# replay plant, same: /' /tmp/plant-same.txt; return 1; }
+	$fuzz --compare /tmp/plant-b.txt >/tmp/plant-diff.txt 2>&1
+	sed 's/^/# replay plant: /' /tmp/plant-diff.txt | grep '# line\|not ok'
+	grep -q '^    not ok [0-9]* same_outcomes_as /tmp/plant-b.txt' /tmp/plant-diff.txt &&
+		grep -q '^    # line 10: /tmp/plant-b.txt has' /tmp/plant-diff.txt &&
+		grep -q '^    # 1 of [0-9]* outcomes differ' /tmp/plant-diff.txt
+}
+
 # retransmitting_stream ARGS...: rxe_dmabuf_bench ARGS with a retransmit
 # timeout of 16 ms (RXE_TEST_QP_TIMEOUT=12), shorter than a responder's wait
 # for the exporter's copy after a move, so that a WRITE stream into a
@@ -182,6 +201,7 @@ step uverbs_client_raw_ioctl_c_importer uverbs-dmabuf rxe0 "$GIDX" --raw
 reliability c --compare
 step umem_events_same_on_both_importers umem_events_same
 step revocation_gate_can_fail revocation_gate_can_fail
+step replay_comparison_can_fail replay_comparison_can_fail
 step retransmit_while_migrating_c ktap_run retransmit_migrate+c \
 	retransmitting_stream rxe0 "$GIDX" c migrate 1 20 4096
 step rxe_removal_c_importer ktap_run rxe_removal+c-importer \
