@@ -208,24 +208,46 @@ wait_gone() {
 # the initramfs (UMEM_COVER_PROBES), cover_start puts a kprobe event on
 # each function it lists ("EVENT [MODULE:]SYMBOL"; a module's are armed
 # when it loads) in a trace instance of its own whose buffer stays off,
-# so that only the probes' hit counters count; cover_stop disarms them and
-# prints the counters that moved, as "umem-cover: EVENT=CALLS..." lines,
-# and the events that could not be registered.
+# so that only the probes' hit counters count. Coverage needs one hit: a
+# sweeper disarms every probe that has been hit, every few seconds, so
+# that the hot paths (rxe's copy loops, the exporter's) run at full speed
+# again (the counters keep the calls counted until then). cover_stop
+# disarms the rest and prints the counters that moved, as "umem-cover:
+# EVENT=CALLS..." lines, and the events that could not be registered.
 COVER=/sys/kernel/tracing/instances/umem_cover
 cover_start() {
-	local ev target
+	local ev target n=0 t0
 	[ -r /umem/cover-probes.txt ] || return 0
 	[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing ||
 		return 1
+	t0=$(date +%s)
 	while read -r ev target; do
-		echo "p:cover/$ev $target" >>/sys/kernel/tracing/dynamic_events 2>/dev/null ||
+		if echo "p:cover/$ev $target" >>/sys/kernel/tracing/dynamic_events 2>/dev/null; then
+			n=$((n + 1))
+		else
 			echo "umem-cover-unprobed: $ev $target"
+		fi
 	done </umem/cover-probes.txt
 	mkdir -p $COVER && echo 0 >$COVER/tracing_on && echo 1 >$COVER/buffer_size_kb &&
-		echo 1 >$COVER/events/cover/enable
+		echo 1 >$COVER/events/cover/enable || return 1
+	echo "umem-cover-armed: $n probes in $(($(date +%s) - t0)) s"
+	: >/tmp/cover-off
+	cover_sweep &
+	echo $! >/tmp/cover-sweeper
+}
+cover_sweep() {
+	while sleep 3; do
+		awk 'NR == FNR { off[$1] = 1; next } $2 > 0 && !($1 in off) { print $1 }' \
+			/tmp/cover-off /sys/kernel/tracing/kprobe_profile >/tmp/cover-new
+		while read -r ev; do
+			echo 0 >$COVER/events/cover/$ev/enable
+		done </tmp/cover-new
+		cat /tmp/cover-new >>/tmp/cover-off
+	done
 }
 cover_stop() {
 	[ -d $COVER ] || return 0
+	kill "$(cat /tmp/cover-sweeper)" 2>/dev/null
 	echo 0 >$COVER/events/cover/enable
 	awk '$2 > 0 { printf "%s=%s ", $1, $2; if (++n % 12 == 0) printf "\n" }
 	     END { printf "\n" }' /sys/kernel/tracing/kprobe_profile | sed 's/^/umem-cover: /'
