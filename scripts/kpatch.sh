@@ -6,9 +6,14 @@
 #                         (0000-cover-letter.patch, written by hand, is kept)
 #   kpatch.sh check       checkpatch --strict every patch in patches/; the
 #                         cover letter must count the patches it covers
-#   kpatch.sh build-each  build the test kernel after each patch in turn, in
+#   kpatch.sh build-each [N]
+#                         build the test kernel after each patch in turn, in
 #                         a separate tree and build directory of the cache
-#                         (the first build is a full one: 15 to 25 minutes)
+#                         (the first build is a full one: 15 to 25 minutes;
+#                         then a few minutes a patch). Each result is kept
+#                         in $UMEM_CACHE/build-each-SERIES.txt; N resumes at
+#                         patch N once patches 1 to N-1 are recorded there
+#                         as built
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 PDIR=$KPATCHES
@@ -79,8 +84,19 @@ build-each)
 	mapfile -t commits < <(git_tree "$wt" rev-list --reverse pristine..HEAD)
 	mkdir -p "$out"
 	cmp -s "$cfg" "$out/.config" || cp "$cfg" "$out/.config"
+	results=$UMEM_CACHE/build-each-$(series_key).txt
+	from=${2:-1}
+	for ((i = 1; i < from; i++)); do
+		grep -q "^ok $i " "$results" 2>/dev/null ||
+			die "cannot resume at patch $from: patch $i is not recorded as built in $results"
+	done
+	# Resuming: the build directory must hold the tree of the patch before.
+	if [ "$from" -gt 1 ] && [ "$(git_tree "$wt" rev-parse HEAD)" != "${commits[$((from - 2))]}" ]; then
+		from=$((from - 1))
+		say "the build directory is not at patch $from: building it again first"
+	fi
 	rc=0
-	for i in "${!commits[@]}"; do
+	for ((i = from - 1; i < ${#commits[@]}; i++)); do
 		c=${commits[$i]}
 		subject=$(git_tree "$wt" log -1 --format=%s "$c")
 		git_tree "$wt" checkout -q --detach "$c"
@@ -89,10 +105,11 @@ build-each)
 		if PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-series$KSUFFIX \
 			run_with_progress "build after patch $((i + 1))" "$log" "$out" \
 			make -C "$wt" O="$out" LLVM=$KLLVM -j"$(nproc)"; then
-			echo "ok $((i + 1)) $subject"
+			echo "ok $((i + 1)) $subject" | tee -a "$results"
 		else
-			echo "not ok $((i + 1)) $subject"
+			echo "not ok $((i + 1)) $subject" | tee -a "$results"
 			rc=1
+			break
 		fi
 	done
 	git_tree "$wt" checkout -q --detach "${commits[-1]}"
