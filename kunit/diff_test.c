@@ -285,6 +285,57 @@ static void hook_reaches_rust(struct kunit *test)
 }
 
 /*
+ * ib_core's revoke entry points, which a driver that revokes its own MRs
+ * calls (mlx5's dma-buf MRs; rxe has none), reach the Rust code too: the
+ * driver's callback is set, the lock taken and dropped through ib_core,
+ * and a revoke calls the callback, unmaps and unpins once.
+ */
+static void revoke_hooks_reach_rust(struct kunit *test)
+{
+	struct umem_test_ctx *ctx = test->priv;
+	struct umem_mock_exp *exp = umem_mock_create(test, (const u32[]){ 4 * P }, 1, true);
+	int fd = umem_mock_fd(test, exp);
+	struct dma_resv *resv = exp->dmabuf->resv;
+	u64 locks, unlocks, revokes, sets;
+	struct ib_umem_dmabuf *u;
+
+	if (!umem_shim_is_registered())
+		kunit_skip(test, "loaded with register=0");
+	count_calls(test, true);
+	sets = umem_rs_calls(UMEM_RS_SET_REVOKE_LOCKED);
+	locks = umem_rs_calls(UMEM_RS_REVOKE_LOCK);
+	unlocks = umem_rs_calls(UMEM_RS_REVOKE_UNLOCK);
+	revokes = umem_rs_calls(UMEM_RS_REVOKE);
+	u = ib_umem_dmabuf_get_pinned_revocable_and_lock(ctx->ibdev, 0, 4 * P, fd, 0);
+	close_fd(fd);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(u));
+	KUNIT_EXPECT_PTR_EQ(test, u->ops, &umem_rs_ops);
+	ib_umem_dmabuf_set_revoke_locked(u, umem_test_drv_revoke, ctx);
+	dma_resv_unlock(resv);
+	KUNIT_EXPECT_EQ(test, umem_rs_calls(UMEM_RS_SET_REVOKE_LOCKED), sets + 1);
+
+	ib_umem_dmabuf_revoke_lock(u);
+	KUNIT_EXPECT_TRUE(test, dma_resv_is_locked(resv));
+	ib_umem_dmabuf_revoke_unlock(u);
+	KUNIT_EXPECT_FALSE(test, dma_resv_is_locked(resv));
+	KUNIT_EXPECT_EQ(test, umem_rs_calls(UMEM_RS_REVOKE_LOCK), locks + 1);
+	KUNIT_EXPECT_EQ(test, umem_rs_calls(UMEM_RS_REVOKE_UNLOCK), unlocks + 1);
+
+	ib_umem_dmabuf_revoke(u);
+	KUNIT_EXPECT_EQ(test, umem_rs_calls(UMEM_RS_REVOKE), revokes + 1);
+	KUNIT_EXPECT_EQ(test, ctx->revoked, 1);
+	KUNIT_EXPECT_EQ(test, (u32)u->revoked, 1U);
+	KUNIT_EXPECT_NULL(test, u->sgt);
+	KUNIT_EXPECT_EQ(test, atomic_read(&exp->unpinned), 1);
+	ib_umem_dmabuf_revoke(u);	/* once only */
+	KUNIT_EXPECT_EQ(test, ctx->revoked, 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&exp->unpinned), 1);
+	ib_umem_release(&u->umem);
+	KUNIT_EXPECT_EQ(test, ctx->revoked, 1);
+	umem_mock_destroy(test, exp);
+}
+
+/*
  * The entry points count only while asked to (count_calls): counting is a
  * cost the C importer does not have, so a production load does not pay it.
  */
@@ -407,6 +458,7 @@ static void hook_registration_race(struct kunit *test)
 
 static struct kunit_case umem_hook_cases[] = {
 	KUNIT_CASE(hook_reaches_rust),
+	KUNIT_CASE(revoke_hooks_reach_rust),
 	KUNIT_CASE(hook_counts_only_when_asked),
 	KUNIT_CASE(hook_unregistered_reaches_c),
 	KUNIT_CASE(hook_registration_race),
