@@ -246,11 +246,41 @@ def skip_reasons(block):
     return reasons
 
 
+KMSG_RE = re.compile(r"\[\s*\d+\.\d+\] ")
+
+
+def mend_markers(lines):
+    """The console is shared: a kernel message can land in the middle of a
+    marker line the guest is writing ("@@UMEM-KTAP-BEGI[ 3.0] msg", more
+    kernel lines, then "N name@@"). Puts such a marker back together,
+    keeping the kernel lines before it."""
+    out, cut = [], None
+    for line in lines:
+        if cut is not None:
+            if KMSG_RE.match(line):
+                out.append(line)
+                continue
+            out.append(cut + line)
+            cut = None
+            continue
+        i = line.find("@@UMEM-")
+        m = KMSG_RE.search(line, i + 1) if i >= 0 else None
+        if m and "@@" not in line[i + 2:m.start()]:
+            cut = line[:m.start()]
+            out.append(line[m.start():])
+            continue
+        out.append(line)
+    if cut is not None:
+        out.append(cut)
+    return out
+
+
 def sections(lines):
     """Splits a serial log into (boot, blocks, rest): the lines before the
     guest job started (the kernel's boot-time KTAP), the marked KTAP
     blocks [(name, lines)], and the other lines of the job, outside the
     kernel log dump at its end (which repeats what the console showed)."""
+    lines = mend_markers(lines)
     boot, blocks, rest = [], [], []
     started = not any("@@UMEM-GUEST-START" in l for l in lines)
     name, block, in_dmesg = None, [], False
