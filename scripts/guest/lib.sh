@@ -210,7 +210,7 @@ wait_gone() {
 # when it loads) in a trace instance of its own whose buffer stays off,
 # so that only the probes' hit counters count. Coverage needs one hit: a
 # sweeper disarms every probe that has been hit, every few seconds, so
-# that the hot paths (rxe's copy loops, the exporter's) run at full speed
+# that the hot paths (rxe's copy loops) run at full speed
 # again (the counters keep the calls counted until then). cover_stop
 # disarms the rest and prints the counters that moved, as "umem-cover:
 # EVENT=CALLS..." lines, and the events that could not be registered.
