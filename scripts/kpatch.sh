@@ -6,14 +6,15 @@
 #                         (0000-cover-letter.patch, written by hand, is kept)
 #   kpatch.sh check       checkpatch --strict every patch in patches/; the
 #                         cover letter must count the patches it covers
-#   kpatch.sh build-each [N]
-#                         build the test kernel after each patch in turn, in
+#   kpatch.sh build-each  build the test kernel after each patch in turn, in
 #                         a separate tree and build directory of the cache
 #                         (the first build is a full one: 15 to 25 minutes;
-#                         then a few minutes a patch). Each result is kept
-#                         in $UMEM_CACHE/build-each-SERIES.txt; N resumes at
-#                         patch N once patches 1 to N-1 are recorded there
-#                         as built
+#                         then a few minutes a patch). Each success is kept
+#                         in $UMEM_CACHE/build-each.txt under the tree the
+#                         patch gives and the configuration; a patch whose
+#                         tree was built already is not built again, so a
+#                         run resumes where the last stopped and a new or
+#                         changed patch builds alone with those after it
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 PDIR=$KPATCHES
@@ -84,30 +85,31 @@ build-each)
 	mapfile -t commits < <(git_tree "$wt" rev-list --reverse pristine..HEAD)
 	mkdir -p "$out"
 	cmp -s "$cfg" "$out/.config" || cp "$cfg" "$out/.config"
-	results=$UMEM_CACHE/build-each-$(series_key).txt
-	from=${2:-1}
-	for ((i = 1; i < from; i++)); do
-		grep -q "^ok $i " "$results" 2>/dev/null ||
-			die "cannot resume at patch $from: patch $i is not recorded as built in $results"
-	done
-	# Resuming: the build directory must hold the tree of the patch before.
-	if [ "$from" -gt 1 ] && [ "$(git_tree "$wt" rev-parse HEAD)" != "${commits[$((from - 2))]}" ]; then
-		from=$((from - 1))
-		say "the build directory is not at patch $from: building it again first"
-	fi
+	# A result stands for the tree a patch gives (its own and every
+	# earlier patch) built with this configuration: patches that did not
+	# change keep theirs. Kbuild rebuilds what a checkout changed, whatever
+	# the build directory held before.
+	results=$UMEM_CACHE/build-each.txt
+	cfgsum=$(sha256sum <"$cfg" | cut -c1-16)
 	rc=0
-	for ((i = from - 1; i < ${#commits[@]}; i++)); do
+	for ((i = 0; i < ${#commits[@]}; i++)); do
 		c=${commits[$i]}
+		key="$(git_tree "$wt" rev-parse "$c^{tree}" | cut -c1-16) $cfgsum"
 		subject=$(git_tree "$wt" log -1 --format=%s "$c")
+		if grep -q "^ok $key " "$results" 2>/dev/null; then
+			say "patch $((i + 1))/${#commits[@]}: built before: $subject"
+			continue
+		fi
 		git_tree "$wt" checkout -q --detach "$c"
 		log=$LOGDIR/build-each-$((i + 1)).log
 		say "patch $((i + 1))/${#commits[@]}: $subject (log: $log)"
 		if PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-series$KSUFFIX \
 			run_with_progress "build after patch $((i + 1))" "$log" "$out" \
 			make -C "$wt" O="$out" LLVM=$KLLVM -j"$(nproc)"; then
-			echo "ok $((i + 1)) $subject" | tee -a "$results"
+			echo "ok $key $((i + 1)) $subject" >>"$results"
+			say "patch $((i + 1)) builds"
 		else
-			echo "not ok $((i + 1)) $subject" | tee -a "$results"
+			say "patch $((i + 1)) does not build: $subject (log: $log)"
 			rc=1
 			break
 		fi
