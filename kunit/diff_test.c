@@ -65,8 +65,8 @@ static void diff_run(struct umem_test_ctx *ctx,
 		u = impl->get_pinned(ctx->ibdev, ctx->dev, off, size, fd, 0);
 		break;
 	default:
-		u = impl->get_pinned_revocable_and_lock(ctx->ibdev, off, size,
-							fd, 0);
+		u = impl->get_pinned_revocable_and_lock(ctx->ibdev, ctx->dev,
+							off, size, fd, 0);
 		if (!IS_ERR(u))
 			dma_resv_unlock(u->attach->dmabuf->resv);
 		break;

@@ -45,6 +45,7 @@ enum fi_call {
 	FI_GET_PINNED,
 	FI_GET_PINNED_WITH_DMA_DEVICE,
 	FI_GET_PINNED_REVOCABLE_AND_LOCK,
+	FI_GET_PINNED_REVOCABLE_WITH_DMA_DEVICE,
 	FI_MAP_PAGES,
 };
 
@@ -69,6 +70,8 @@ static const struct fi_entry fi_entries[] = {
 	{ "get_pinned_static_exporter", FI_GET_PINNED, false, 4 },
 	{ "get_pinned_with_dma_device", FI_GET_PINNED_WITH_DMA_DEVICE, true, 4 },
 	{ "get_pinned_revocable_and_lock", FI_GET_PINNED_REVOCABLE_AND_LOCK, true, 4 },
+	{ "get_pinned_revocable_with_dma_device_and_lock",
+	  FI_GET_PINNED_REVOCABLE_WITH_DMA_DEVICE, true, 4 },
 	{ "map_pages", FI_MAP_PAGES, true, 2 },
 	{ "map_pages_static_exporter", FI_MAP_PAGES, false, 0 },
 };
@@ -139,6 +142,14 @@ static struct ib_umem_dmabuf *fi_create(struct umem_test_ctx *ctx,
 	case FI_GET_PINNED_WITH_DMA_DEVICE:
 		u = ib_umem_dmabuf_get_pinned_with_dma_device(ctx->ibdev, ctx->dev,
 							      off, size, fd, 0);
+		break;
+	case FI_GET_PINNED_REVOCABLE_WITH_DMA_DEVICE:
+		u = ib_umem_dmabuf_get_pinned_revocable_with_dma_device_and_lock(ctx->ibdev,
+										 ctx->dev,
+										 off, size,
+										 fd, 0);
+		if (!IS_ERR(u))
+			dma_resv_unlock(u->attach->dmabuf->resv);
 		break;
 	default:
 		u = ib_umem_dmabuf_get_pinned_revocable_and_lock(ctx->ibdev, off,

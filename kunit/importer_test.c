@@ -323,7 +323,7 @@ static void revoke_once(struct kunit *test)
 	struct ib_umem_dmabuf *umem;
 	struct dma_resv *resv = exp->dmabuf->resv;
 
-	umem = ctx->impl->get_pinned_revocable_and_lock(ctx->ibdev, P, 8 * P, fd, 0);
+	umem = ctx->impl->get_pinned_revocable_and_lock(ctx->ibdev, ctx->dev, P, 8 * P, fd, 0);
 	close_fd(fd);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(umem));
 	/* Returned with the lock held, pinned and mapped. */
@@ -373,7 +373,7 @@ static void revocable_moved_during_creation(struct kunit *test)
 	struct ib_umem_dmabuf *umem;
 
 	exp->notify_in_attach = true;
-	umem = umem_rs_ops.get_pinned_revocable_and_lock(ctx->ibdev, 0, 4 * P, fd, 0);
+	umem = umem_rs_ops.get_pinned_revocable_and_lock(ctx->ibdev, ctx->dev, 0, 4 * P, fd, 0);
 	close_fd(fd);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(umem), -EINVAL);
 	if (!IS_ERR(umem)) {
@@ -393,7 +393,7 @@ static void revoke_on_release(struct kunit *test)
 	int fd = umem_mock_fd(test, exp);
 	struct ib_umem_dmabuf *umem;
 
-	umem = ctx->impl->get_pinned_revocable_and_lock(ctx->ibdev, 0, 16 * P, fd, 0);
+	umem = ctx->impl->get_pinned_revocable_and_lock(ctx->ibdev, ctx->dev, 0, 16 * P, fd, 0);
 	close_fd(fd);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(umem));
 	ctx->impl->set_revoke_locked(umem, umem_test_drv_revoke, ctx);
@@ -445,7 +445,7 @@ static void attach_ops_per_path(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, !!ops->invalidate_mappings);
 	ctx->impl->release(umem);
 
-	umem = ctx->impl->get_pinned_revocable_and_lock(ctx->ibdev, 0, 8 * P, fd, 0);
+	umem = ctx->impl->get_pinned_revocable_and_lock(ctx->ibdev, ctx->dev, 0, 8 * P, fd, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(umem));
 	ops = umem->attach->importer_ops;
 	KUNIT_EXPECT_TRUE(test, ops->allow_peer2peer);
@@ -505,7 +505,7 @@ static void fail_map_no_double_unpin(struct kunit *test)
 	struct ib_umem_dmabuf *umem;
 
 	exp->fail_map = -EIO;
-	umem = ctx->impl->get_pinned_revocable_and_lock(ctx->ibdev, 0, 4 * P, fd, 0);
+	umem = ctx->impl->get_pinned_revocable_and_lock(ctx->ibdev, ctx->dev, 0, 4 * P, fd, 0);
 	close_fd(fd);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(umem), -EIO);
 	KUNIT_EXPECT_EQ(test, atomic_read(&exp->pinned), 1);
@@ -593,7 +593,8 @@ static void get_errnos(struct kunit *test)
 	/* the pinned variants check the same way */
 	EXPECT_ERR(impl->get_pinned(ctx->ibdev, ctx->dev, 0, 0, fd, 0), -EINVAL);
 	EXPECT_ERR(impl->get_pinned(ctx->ibdev, ctx->dev, 0, P, -1, 0), -EBADF);
-	EXPECT_ERR(impl->get_pinned_revocable_and_lock(ctx->ibdev, 16 * P, P, fd, 0), -EINVAL);
+	EXPECT_ERR(impl->get_pinned_revocable_and_lock(ctx->ibdev, ctx->dev, 16 * P, P,
+						 fd, 0), -EINVAL);
 #undef EXPECT_ERR
 	close_fd(nfd);
 	close_fd(fd);

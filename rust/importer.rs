@@ -186,9 +186,13 @@ impl UmemImpl for RustImporter {
         get_pinned_and_lock(device, dma_device, req, ops, false)
     }
 
-    fn get_pinned_revocable_and_lock(device: &IbDevice, req: UmemRequest) -> Result<OwnedUmem<'_>> {
+    fn get_pinned_revocable_and_lock<'d>(
+        device: &'d IbDevice,
+        dma_device: Option<DmaDevice<'d>>,
+        req: UmemRequest,
+    ) -> Result<OwnedUmem<'d>> {
         let ops = UmemAttachOps::of::<RevocableOps>();
-        get_pinned_and_lock(device, device.dma_device(), req, ops, true)
+        get_pinned_and_lock(device, dma_device, req, ops, true)
     }
 
     fn set_revoke_locked(umem: &UmemLocked<'_>, cb: RevokeCallback) {

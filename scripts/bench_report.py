@@ -23,7 +23,8 @@ time per message.
 
 REVLAT lines (rxe_dmabuf_bench revoke) give, per importer, how long it took
 to follow an invalidation (unmap, and the next access served: remap) and a
-revocation (revoke): samples, p50, p99 and maximum, in ns.
+revocation (revoke; revoke_pinned for a revocable pinned MR): samples, p50,
+p99 and maximum, in ns.
 
 BENCH_GATE lines (the regression gate, umem_bench_gate) give the gate's
 per-round Rust/C ratios; the report shows their median.
@@ -50,7 +51,7 @@ from pathlib import Path
 
 BENCH_RE = re.compile(r" BENCH (\S+) (\d+) (c|rust) (\d+) (\d+)")
 DP_RE = re.compile(r"DPBENCH (\S+) (\d+) (c|rust) (\S+) (\d+) (\d+)")
-REVLAT_RE = re.compile(r"REVLAT (unmap|remap|revoke) (c|rust) (\d+) (\d+) (\d+) (\d+)")
+REVLAT_RE = re.compile(r"REVLAT (unmap|remap|revoke_pinned|revoke) (c|rust) (\d+) (\d+) (\d+) (\d+)")
 GATE_RE = re.compile(r" BENCH_GATE(_OP)? (\d+) (\d+) (\d+) (\d+\.\d+)")
 BASELINE = {"ordinary", "mig0"}
 
@@ -116,7 +117,7 @@ def parse_gate(log, op=False):
 
 def parse_revlat(log):
     """Rows of revocation latency: what, importer, samples, p50/p99/max ns."""
-    order = {"unmap": 0, "remap": 1, "revoke": 2}
+    order = {"unmap": 0, "remap": 1, "revoke": 2, "revoke_pinned": 3}
     rows = [{"what": m.group(1), "importer": m.group(2), "samples": int(m.group(3)),
              "p50_ns": int(m.group(4)), "p99_ns": int(m.group(5)), "max_ns": int(m.group(6))}
             for m in map(REVLAT_RE.search, block_lines(log, r"bench_revoke(\+\w+)?")) if m]
@@ -128,7 +129,8 @@ REVLAT_TEXT = ("Revocation latency (``rxe_dmabuf_bench revoke``, timed by the ex
                "``unmap`` from an invalidation (a migration every 10 ms under a stream of "
                "WRITEs) until rxe unmapped the MR, ``remap`` until its next map (the next "
                "access served), ``revoke`` from a vfio-pci-style revocation of a mapped MR "
-               "until the exporter saw it unmapped; make check holds every maximum below "
+               "until the exporter saw it unmapped, ``revoke_pinned`` the same for a revocable "
+               "pinned MR (rxe's ``dmabuf_revocable=1``); make check holds every maximum below "
                "1 s on the test kernel:")
 
 

@@ -479,6 +479,12 @@ static inline struct ibv_context *open_device_named(const char *name)
 	return c;
 }
 
+/*
+ * rxe's parameter that makes dma-buf MRs revocable pinned ones (read at
+ * registration; over dmabuf_pinned).
+ */
+#define RXE_REVOCABLE_PARAM "/sys/module/rdma_rxe/parameters/dmabuf_revocable"
+
 /* Writes @val to the file @path (a module parameter); 0 or -1. */
 static inline int write_file(const char *path, const char *val)
 {

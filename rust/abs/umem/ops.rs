@@ -32,9 +32,14 @@ pub(crate) trait UmemImpl {
         dma_device: Option<DmaDevice<'d>>,
         req: UmemRequest,
     ) -> Result<OwnedUmem<'d>>;
-    /// `ib_umem_dmabuf_get_pinned_revocable_and_lock()`: on success, returns
-    /// with the reservation lock held (see [`ResvGuard::leak`]).
-    fn get_pinned_revocable_and_lock(device: &IbDevice, req: UmemRequest) -> Result<OwnedUmem<'_>>;
+    /// `ib_umem_dmabuf_get_pinned_revocable_with_dma_device_and_lock()`: on
+    /// success, returns with the reservation lock held (see
+    /// [`ResvGuard::leak`]).
+    fn get_pinned_revocable_and_lock<'d>(
+        device: &'d IbDevice,
+        dma_device: Option<DmaDevice<'d>>,
+        req: UmemRequest,
+    ) -> Result<OwnedUmem<'d>>;
     /// `ib_umem_dmabuf_set_revoke_locked()`.
     fn set_revoke_locked(umem: &UmemLocked<'_>, cb: RevokeCallback);
     /// `ib_umem_dmabuf_map_pages()`.
@@ -120,9 +125,10 @@ impl<T: UmemImpl> Trampolines<T> {
 
     /// # Safety
     ///
-    /// `device` is a live ib_device.
+    /// As for `get_pinned`.
     unsafe extern "C" fn get_pinned_revocable_and_lock(
         device: *mut bindings::ib_device,
+        dma_device: *mut bindings::device,
         offset: kernel::ffi::c_ulong,
         size: usize,
         fd: kernel::ffi::c_int,
@@ -130,10 +136,11 @@ impl<T: UmemImpl> Trampolines<T> {
     ) -> *mut bindings::ib_umem_dmabuf {
         T::entered(Entry::GetPinnedRevocable);
         // SAFETY: see the function's contract.
-        let device = unsafe { IbDevice::from_raw(device) };
+        let (device, dma_device) =
+            unsafe { (IbDevice::from_raw(device), DmaDevice::from_raw(dma_device)) };
         let req = UmemRequest::new(offset, size, fd, access);
-        // SAFETY: as in `get`; the DMA device is `device`'s own.
-        unsafe { umem_result(T::get_pinned_revocable_and_lock(device, req)) }
+        // SAFETY: as in `get`.
+        unsafe { umem_result(T::get_pinned_revocable_and_lock(device, dma_device, req)) }
     }
 
     /// # Safety

@@ -33,7 +33,9 @@
  *	DMABUF_EXP_IOC_LATENCY). Then 20 * ROUNDS revocations of a dynamic MR
  *	on a revocable buffer, as vfio-pci revokes a BAR, each after a WRITE
  *	mapped it: from the invalidation until the exporter saw it unmapped
- *	("revoke", DMABUF_EXP_IOC_REVOKE). Prints "REVLAT <what> <importer>
+ *	("revoke", DMABUF_EXP_IOC_REVOKE). Then as many revocations of a
+ *	revocable pinned MR (rxe's dmabuf_revocable=1), each registered anew,
+ *	written once and revoked ("revoke_pinned"). Prints "REVLAT <what> <importer>
  *	<samples> <p50> <p99> <max>" (ns); the case revocation_latency_max
  *	fails when a maximum reaches $REVLAT_LIMIT_MS (default 1000).
  *
@@ -417,6 +419,19 @@ static __u64 revlat_report(const char *what, struct samples *s)
 	return max;
 }
 
+/* Registers a dma-buf MR of buffer @t->fd for @t; 0 or an errno. */
+static int revlat_register(struct target *t)
+{
+	int err = uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, 0, TARGET, TARGET_IOVA, t->fd,
+				   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &t->dmr);
+
+	if (err)
+		return err;
+	t->raddr = TARGET_IOVA;
+	t->rkey = t->dmr.rkey;
+	return 0;
+}
+
 /*
  * A dynamic dma-buf MR over a buffer of TARGET bytes in two 2 MiB entries,
  * as device memory is laid out (a table of one page per entry would time
@@ -432,20 +447,50 @@ static int revlat_target(struct target *t, __u32 flags)
 	t->fd = exp_create_chunks(expdev, TARGET, flags, chunks, 2, &err);
 	if (t->fd < 0)
 		return err;
-	err = uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, 0, TARGET, TARGET_IOVA, t->fd,
-			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &t->dmr);
-	if (err)
-		return err;
-	t->raddr = TARGET_IOVA;
-	t->rkey = t->dmr.rkey;
-	return 0;
+	return revlat_register(t);
+}
+
+/*
+ * @n revocations of a revocable pinned MR (rxe's dmabuf_revocable=1) on the
+ * revocable buffer of @r, whose own MR is deregistered first: each
+ * registered, written once, revoked and deregistered, the buffer then
+ * restored. Returns whether every step worked; the exporter's waits go to
+ * @revoke.
+ */
+static int revoke_pinned(struct target *r, unsigned int n, struct samples *revoke)
+{
+	struct dmabuf_exp_revoke rv = { 0 }, restored;
+	unsigned int i;
+	int ok = 1;
+
+	uv_dereg_mr(ctx->cmd_fd, &r->dmr);
+	r->rkey = 0;
+	for (i = 0; ok && !broken && i < n; i++) {
+		__u64 ns;
+
+		ok = !write_file(RXE_REVOCABLE_PARAM, "1") && !revlat_register(r);
+		if (write_file(RXE_REVOCABLE_PARAM, "0"))
+			ok = 0;
+		if (!ok)
+			break;
+		if (!stream(IBV_WR_RDMA_WRITE, 4096, 1, r, 0))
+			broken = 1;
+		ok = !broken && !exp_revoke_fd(expdev, r->fd, 0, &rv) && rv.unmapped >= 1;
+		ns = rv.wait_ns;
+		uv_dereg_mr(ctx->cmd_fd, &r->dmr);
+		r->rkey = 0;
+		if (ok && (exp_revoke_fd(expdev, r->fd, 1, &restored) ||
+			   samples_add(revoke, &ns, 1)))
+			ok = 0;
+	}
+	return ok && revoke->n == n;
 }
 
 static void revoke_bench(unsigned int rounds, double ms)
 {
 	const char *limit_env = getenv("REVLAT_LIMIT_MS");
 	const double limit_ns = (limit_env ? atof(limit_env) : 1000) * 1e6;
-	struct samples unmap = { 0 }, remap = { 0 }, revoke = { 0 };
+	struct samples unmap = { 0 }, remap = { 0 }, revoke = { 0 }, pinned = { 0 };
 	unsigned long long dropped = 0, migrations = 0;
 	struct dmabuf_exp_revoke rv, restored;
 	struct target t, r;
@@ -501,6 +546,9 @@ static void revoke_bench(unsigned int rounds, double ms)
 	}
 	result(ok && !broken && revoke.n == 20 * rounds,
 	       "revocations_waited_for_the_unmap (%zu revocations, errno %d)", revoke.n, err);
+	ok = !err && !broken && revoke_pinned(&r, 20 * rounds, &pinned);
+	result(ok, "revocable_pinned_revocations_waited_for_the_unmap (%zu revocations)",
+	       pinned.n);
 	target_close(&r);
 
 	max = revlat_report("unmap", &unmap);
@@ -509,11 +557,14 @@ static void revoke_bench(unsigned int rounds, double ms)
 	worst = max > worst ? max : worst;
 	max = revlat_report("revoke", &revoke);
 	worst = max > worst ? max : worst;
-	result(unmap.n && remap.n && revoke.n && worst < limit_ns,
+	max = revlat_report("revoke_pinned", &pinned);
+	worst = max > worst ? max : worst;
+	result(unmap.n && remap.n && revoke.n && pinned.n && worst < limit_ns,
 	       "revocation_latency_max (%.3f ms, limit %.0f ms)", worst / 1e6, limit_ns / 1e6);
 	free(unmap.v);
 	free(remap.v);
 	free(revoke.v);
+	free(pinned.v);
 }
 
 int main(int argc, char **argv)

@@ -1322,7 +1322,9 @@ static void netlink_case(unsigned char *host, struct ibv_mr *hmr)
  */
 #define TRACEFS "/sys/kernel/tracing"
 struct umem_events {
-	int gets, maps, map_errors, unmaps, unmaps_mapped, releases, lost;
+	int gets, maps, map_errors, unmaps, unmaps_mapped, revokes, releases, lost;
+	/* rxe's own (rxe_dmabuf:*): re-maps at an access, failed accesses */
+	int remaps, remap_errors, faults, faults_revoked;
 };
 
 static int tracefs_write(const char *file, const char *s)
@@ -1346,7 +1348,29 @@ static int trace_start(void)
 		return -1;
 	return tracefs_write("tracing_on", "0") || tracefs_write("buffer_size_kb", "4096") ||
 	       tracefs_write("trace", "") || tracefs_write("events/ib_umem_dmabuf/enable", "1") ||
+	       tracefs_write("events/rxe_dmabuf/enable", "1") ||
 	       tracefs_write("tracing_on", "1") ? -1 : 0;
+}
+
+static void trace_stop(void)
+{
+	tracefs_write("tracing_on", "0");
+	tracefs_write("events/ib_umem_dmabuf/enable", "0");
+	tracefs_write("events/rxe_dmabuf/enable", "0");
+}
+
+/* rxe's event in @line, of umem @id: counted into @ev. */
+static void rxe_event(const char *line, const char *e, struct umem_events *ev)
+{
+	int ok = !!strstr(line, " err=0");
+
+	if (!strncmp(e, "remap:", 6)) {
+		ev->remaps += ok;
+		ev->remap_errors += !ok;
+	} else if (!strncmp(e, "fault:", 6)) {
+		ev->faults++;
+		ev->faults_revoked += !!strstr(line, " revoked=1");
+	}
 }
 
 static struct umem_events trace_count(int fd, size_t size)
@@ -1357,8 +1381,7 @@ static struct umem_events trace_count(int fd, size_t size)
 	size_t cap = 0;
 	FILE *f;
 
-	tracefs_write("tracing_on", "0");
-	tracefs_write("events/ib_umem_dmabuf/enable", "0");
+	trace_stop();
 	f = fopen(TRACEFS "/trace", "re");
 	if (!f) {
 		ev.lost = -1;
@@ -1367,13 +1390,20 @@ static struct umem_events trace_count(int fd, size_t size)
 	snprintf(want, sizeof(want), " fd=%d offset=0 size=%zu ", fd, size);
 	while (getline(&line, &cap, f) > 0) {
 		char *e = strstr(line, "ib_umem_dmabuf_"), *u = strstr(line, "umem=");
+		/* The event's name, not the task's (rxe_dmabuf_test). */
+		char *x = strstr(line, " rxe_dmabuf_remap: ") ?: strstr(line, " rxe_dmabuf_fault: ");
 		char id[40];
 
 		if (sscanf(line, "# entries-in-buffer/entries-written: %lu/%lu", &in_buffer,
 			   &written) == 2)
 			ev.lost = in_buffer != written;
-		if (!e || !u || sscanf(u, "umem=%39s", id) != 1)
+		if ((!e && !x) || !u || sscanf(u, "umem=%39s", id) != 1)
 			continue;
+		if (x) {
+			if (*umem && !strcmp(id, umem))
+				rxe_event(line, x + strlen(" rxe_dmabuf_"), &ev);
+			continue;
+		}
 		e += strlen("ib_umem_dmabuf_");
 		if (!strncmp(e, "get:", 4) && strstr(line, want) && strstr(line, " err=0")) {
 			snprintf(umem, sizeof(umem), "%s", id);
@@ -1387,6 +1417,8 @@ static struct umem_events trace_count(int fd, size_t size)
 		} else if (!strncmp(e, "unmap:", 6)) {
 			ev.unmaps++;
 			ev.unmaps_mapped += !!strstr(line, " mapped=1");
+		} else if (!strncmp(e, "revoke:", 7)) {
+			ev.revokes++;
 		} else if (!strncmp(e, "release:", 8)) {
 			ev.releases++;
 		}
@@ -1499,11 +1531,103 @@ static void storm_counts_case(unsigned char *host, struct ibv_mr *hmr)
 	       "storm_counts: trace_events_count_as_the_exporter (%d gets, %d maps, %d failed maps, %d unmaps of which %d mapped, %d releases, lost %d)",
 	       ev.gets, ev.maps, ev.map_errors, ev.unmaps, ev.unmaps_mapped, ev.releases,
 	       ev.lost);
+	/* A dynamic MR is mapped at an access only: each map one rxe re-map. */
+	result(!ev.lost && ev.remaps == ev.maps && !ev.remap_errors && !ev.faults,
+	       "storm_counts: rxe_remap_events_one_per_map (%d re-maps, %d failed, %d faults, %d maps)",
+	       ev.remaps, ev.remap_errors, ev.faults, ev.maps);
 	result(!dereg_mr(&mr), "storm_counts: dereg");
 out:
-	tracefs_write("events/ib_umem_dmabuf/enable", "0");
+	trace_stop();
 	if (m.fd >= 0)
 		close(m.fd);
+}
+
+/*
+ * A revocable pinned MR (rxe's dmabuf_revocable=1) on a buffer under
+ * vfio-pci's rules, which refuses a plain pinned one: pinned and mapped at
+ * registration, written; the revocation waits until rxe has unmapped it,
+ * and the importer unpins; from then on an access fails like one with a bad
+ * key, after the buffer's restore too (a revocation is for good), and is
+ * traced as a fault; rdma netlink shows the MR revocable, then revoked and
+ * unmapped; the umem's revoke event is there once.
+ */
+static void revocable_pinned_case(unsigned char *host, struct ibv_mr *hmr)
+{
+	const size_t size = 16 * PAGE;
+	const __u64 iova = 0x900000;
+	struct dmabuf_exp_revoke rv, restored;
+	struct dmabuf_exp_stats st;
+	struct umem_events ev;
+	int err, e, ok, fd;
+	struct stat sb;
+	struct dmr mr;
+	char r[1024];
+
+	if (trace_start()) {
+		result(0, "revocable_pinned: trace_events_recorded");
+		return;
+	}
+	fd = exp_create_chunks(expdev, size, DMABUF_EXP_F_DYNAMIC | DMABUF_EXP_F_REVOCABLE,
+			       NULL, 0, &err);
+	if (fd < 0 || fstat(fd, &sb)) {
+		result(0, "revocable_pinned: buffer (errno %d)", err);
+		goto out;
+	}
+	err = write_file(RXE_REVOCABLE_PARAM, "1") ? -1 :
+	      reg_dmabuf_mr(0, size, iova, fd, ACCESS_ALL, &mr);
+	if (write_file(RXE_REVOCABLE_PARAM, "0") && !err) {
+		dereg_mr(&mr);
+		err = -1;
+	}
+	st = exp_stats(fd);
+	result(!err && st.pins == 1 && st.mappings == 1,
+	       "revocable_pinned: registered_pinned_and_mapped (errno %d, %llu pins, %llu mappings)",
+	       err, (unsigned long long)st.pins, (unsigned long long)st.mappings);
+	if (err)
+		goto out;
+	fill(host, size, 61);
+	ok = rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, size, iova, mr.rkey) &&
+	     devmem_holds(fd, 0, size, 61);
+	result(ok, "revocable_pinned: writes%s", why_failed());
+	ok = mr_record(sb.st_ino, r, sizeof(r)) && attr_is(r, "dmabuf_mode", "revocable") &&
+	     attr_is(r, "dmabuf_placement", "system") && attr_is(r, "dmabuf_revoked", "0");
+	result(ok, "revocable_pinned: netlink_revocable_and_mapped");
+
+	e = exp_revoke_fd(expdev, fd, 0, &rv);
+	st = exp_stats(fd);
+	result(!e && rv.unmapped == 1 && st.mappings == 0 && st.pins == 0,
+	       "revocable_pinned: revoke_waits_until_unmapped_and_unpinned (errno %d, %llu unmapped in %.3f ms, %llu mappings and %llu pins left)",
+	       e, (unsigned long long)rv.unmapped, rv.wait_ns / 1e6,
+	       (unsigned long long)st.mappings, (unsigned long long)st.pins);
+	ok = !rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE, iova, mr.rkey) &&
+	     last_status == IBV_WC_REM_ACCESS_ERR;
+	result(ok, "revocable_pinned: access_after_revocation_fails_like_a_bad_key (status %s)",
+	       ibv_wc_status_str(last_status));
+	ok = mr_record(sb.st_ino, r, sizeof(r)) && attr_is(r, "dmabuf_revoked", "1") &&
+	     attr_is(r, "dmabuf_placement", "unmapped");
+	result(ok, "revocable_pinned: netlink_revoked_and_unmapped");
+
+	e = exp_revoke_fd(expdev, fd, 1, &restored);
+	ok = !e && !rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE, iova, mr.rkey) &&
+	     last_status == IBV_WC_REM_ACCESS_ERR;
+	st = exp_stats(fd);
+	result(ok && st.mappings == 0 && st.pins == 0,
+	       "revocable_pinned: still_revoked_after_the_restore (errno %d, status %s, %llu mappings)",
+	       e, ibv_wc_status_str(last_status), (unsigned long long)st.mappings);
+	/* Counted before the release, whose revoke finds it revoked already. */
+	ev = trace_count(fd, size);
+	result(!ev.lost && ev.gets == 1 && ev.maps == 1 && ev.revokes == 1 && !ev.remaps &&
+	       ev.faults == 2 && ev.faults_revoked == 2,
+	       "revocable_pinned: trace_events (%d gets, %d maps, %d revokes, %d re-maps, %d faults of which %d revoked, lost %d)",
+	       ev.gets, ev.maps, ev.revokes, ev.remaps, ev.faults, ev.faults_revoked, ev.lost);
+	result(!dereg_mr(&mr), "revocable_pinned: dereg");
+	st = exp_stats(fd);
+	result(st.attachments == 0, "revocable_pinned: detached (%llu attachments)",
+	       (unsigned long long)st.attachments);
+out:
+	trace_stop();
+	if (fd >= 0)
+		close(fd);
 }
 
 /*
@@ -1848,6 +1972,8 @@ int main(int argc, char **argv)
 		vgem_fences_case(host, hmr);
 	if (wanted("revocable"))
 		revocable_case(host, hmr);
+	if (wanted("revocable_pinned"))
+		revocable_pinned_case(host, hmr);
 	if (wanted("netlink"))
 		netlink_case(host, hmr);
 	if (wanted("storm_counts"))
