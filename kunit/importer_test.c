@@ -593,8 +593,8 @@ static void get_errnos(struct kunit *test)
 	/* the pinned variants check the same way */
 	EXPECT_ERR(impl->get_pinned(ctx->ibdev, ctx->dev, 0, 0, fd, 0), -EINVAL);
 	EXPECT_ERR(impl->get_pinned(ctx->ibdev, ctx->dev, 0, P, -1, 0), -EBADF);
-	EXPECT_ERR(impl->get_pinned_revocable_and_lock(ctx->ibdev, ctx->dev, 16 * P, P,
-						 fd, 0), -EINVAL);
+	EXPECT_ERR(impl->get_pinned_revocable_and_lock(ctx->ibdev, ctx->dev, 16 * P, P, fd, 0),
+		   -EINVAL);
 #undef EXPECT_ERR
 	close_fd(nfd);
 	close_fd(fd);

@@ -81,6 +81,10 @@ impl IbDevice {
 
     /// The device that does DMA for this RDMA device, if it has one (software
     /// devices such as rxe have none), for as long as this one is borrowed.
+    ///
+    /// For the KUnit cases only: every entry point of the importer is given
+    /// its DMA device by ib_core, which keeps it for the umem's life.
+    #[cfg(umem_kunit)]
     pub(crate) fn dma_device(&self) -> Option<DmaDevice<'_>> {
         // SAFETY: the ib_device is live while borrowed (type invariant) and keeps
         // its DMA device (its parent, or a device its driver holds) for its

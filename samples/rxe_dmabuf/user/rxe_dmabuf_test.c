@@ -1391,12 +1391,14 @@ static struct umem_events trace_count(int fd, size_t size)
 	while (getline(&line, &cap, f) > 0) {
 		char *e = strstr(line, "ib_umem_dmabuf_"), *u = strstr(line, "umem=");
 		/* The event's name, not the task's (rxe_dmabuf_test). */
-		char *x = strstr(line, " rxe_dmabuf_remap: ") ?: strstr(line, " rxe_dmabuf_fault: ");
+		char *x = strstr(line, " rxe_dmabuf_remap: ");
 		char id[40];
 
 		if (sscanf(line, "# entries-in-buffer/entries-written: %lu/%lu", &in_buffer,
 			   &written) == 2)
 			ev.lost = in_buffer != written;
+		if (!x)
+			x = strstr(line, " rxe_dmabuf_fault: ");
 		if ((!e && !x) || !u || sscanf(u, "umem=%39s", id) != 1)
 			continue;
 		if (x) {
