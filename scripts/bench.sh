@@ -7,9 +7,10 @@
 # (results.json, results.md, *.png). See Documentation/performance.rst.
 #   BENCH_ROUNDS (7), BENCH_ITERS (64), BENCH_MAX_ENTRIES (262144) override
 #   the module parameters of the in-kernel run; BENCH_UVERBS_ROUNDS (7) and
-#   BENCH_UVERBS_ITERS (64) the uverbs run; BENCH_DP (ROUNDS,MS: 3,300) the
-#   data-path run and BENCH_MIG (2,2000) the migration run (blocks of MS
-#   milliseconds); BENCH_STORM (3,10,4) the concurrent registration storm
+#   BENCH_UVERBS_ITERS (64) the uverbs run; BENCH_DP (ROUNDS,MS: 7,300) the
+#   data-path run, each round with its null arm (7 rounds at least for its
+#   validity to be judged), and BENCH_MIG (2,2000) the migration run (blocks of MS
+#   milliseconds); BENCH_SEED (1) draws the rounds' block orders; BENCH_STORM (3,10,4) the concurrent registration storm
 #   (ROUNDS,SECS per block,WORKERS); BENCH_REVOKE (5,1000) the revocation
 #   latency (ROUNDS,MS; 0,1 leaves it out). BENCH_PROFILE=1 runs the in-kernel part under perf record
 #   (cpu-clock sampling, all CPUs) and prints the hottest kernel symbols
@@ -39,7 +40,8 @@ UMEM_TIMEOUT=${UMEM_TIMEOUT:-5400} "$ROOT/scripts/qemu.sh" bench "$log" quiet \
 	kunit.filter_glob='umem_dmabuf_rs_bench*' \
 	"umem.modargs=bench_rounds=$rounds,bench_iters=$iters,bench_max_entries=$max,bench_gate_rounds=${BENCH_GATE_ROUNDS:-15}" \
 	"umem.bench_uverbs=${BENCH_UVERBS_ROUNDS:-7},${BENCH_UVERBS_ITERS:-64}" \
-	"umem.bench_dp=${BENCH_DP:-3,300}" "umem.bench_mig=${BENCH_MIG:-2,2000}" \
+	"umem.bench_dp=${BENCH_DP:-7,300}" "umem.bench_mig=${BENCH_MIG:-2,2000}" \
+	"umem.bench_seed=${BENCH_SEED:-1}" \
 	"umem.bench_storm=${BENCH_STORM:-3,10,4}" "umem.bench_revoke=${BENCH_REVOKE:-5,1000}" \
 	$profile
 python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
@@ -68,8 +70,13 @@ python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py
 # when another python3 comes first in PATH.
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$ROOT" diff --quiet HEAD -- rust samples scripts patches kernel 2>/dev/null || commit="$commit+"
+method="rounds=$rounds iters=$iters max_entries=$max uverbs=${BENCH_UVERBS_ROUNDS:-7},${BENCH_UVERBS_ITERS:-64}"
+method="$method dp=${BENCH_DP:-7,300} mig=${BENCH_MIG:-2,2000} seed=${BENCH_SEED:-1}"
+method="$method storm=${BENCH_STORM:-3,10,4} revoke=${BENCH_REVOKE:-5,1000}"
+rm -f "$out/results.json" "$out/results-invalid.json"
 /usr/bin/python3 "$ROOT/scripts/bench_report.py" --rst "$out/tables.rst" "$commit" \
-	--storm-test "$slog" "$log" "$out" "$(kernel_pkg_version)"
+	--method "$method" --storm-test "$slog" "$log" "$out" "$(kernel_pkg_version)" ||
+	die "the benchmark's own validity check failed (its null arm, or the ordinary MR, shows a bias; $out/results-invalid.json): Documentation/performance.rst was left alone"
 # Documentation/performance.rst shows these tables: they are replaced there,
 # between its markers, by each run (review and commit the change).
 doc=$ROOT/Documentation/performance.rst

@@ -19,7 +19,13 @@ migrations per second), and the per-round ratio is against the ordinary MR
 (no migration): bandwidth over the baseline's bandwidth, or latency over
 the baseline's latency. The processes that print them run C, Rust, Rust, C
 per round too, so each target is also compared across importers: Rust/C
-time per message.
+time per message. A null arm (rounds numbered from 1000) runs the C
+importer on both sides of the same swap, the Rust module loaded with
+register=0 for its two "null" blocks: null/C shows the method's own bias,
+and the run is valid only if it is not seen (validity(): the null arm's
+ratios, and Rust/C of the ordinary MR, which never calls an importer, must
+have 1.00 within a distribution-free interval for their median; otherwise
+the report writes results-invalid.json instead of results.json and fails).
 
 REVLAT lines (rxe_dmabuf_bench revoke) give, per importer, how long it took
 to follow an invalidation (unmap, and the next access served: remap) and a
@@ -42,6 +48,7 @@ each boot's median per-round Rust/C, then their median over the boots with a
 95% bootstrap interval (Documentation/performance.rst, "Against Linux 6.12").
 """
 import json
+import math
 import random
 import re
 import statistics
@@ -50,7 +57,7 @@ from collections import defaultdict
 from pathlib import Path
 
 BENCH_RE = re.compile(r" BENCH (\S+) (\d+) (c|rust) (\d+) (\d+)")
-DP_RE = re.compile(r"DPBENCH (\S+) (\d+) (c|rust) (\S+) (\d+) (\d+)")
+DP_RE = re.compile(r"DPBENCH (\S+) (\d+) (c|rust|null) (\S+) (\d+) (\d+)")
 REVLAT_RE = re.compile(r"REVLAT (unmap|remap|revoke_pinned|revoke) (c|rust) (\d+) (\d+) (\d+) (\d+)")
 GATE_RE = re.compile(r" BENCH_GATE(_OP)? (\d+) (\d+) (\d+) (\d+\.\d+)")
 BASELINE = {"ordinary", "mig0"}
@@ -172,24 +179,90 @@ def plot_revlat(rows, outdir):
     plt.close(fig)
 
 
+NULL_ROUND = 1000
+
+
 def summarize_dp_importers(data):
-    """Per (bench, bytes, target): Rust/C time per message, per round."""
+    """Per (arm, bench, bytes, target): Rust/C time per message (arm "rust")
+    or null/C (arm "null": the C importer on both sides of the swap), per
+    round; the C blocks of a null round are numbered from NULL_ROUND."""
     rows = []
     keys = sorted({(b, n) for (b, n, _) in data})
-    for (bench, size) in keys:
-        c, r = data.get((bench, size, "c")), data.get((bench, size, "rust"))
-        if not c or not r:
-            continue
-        targets = sorted({t for x in c.values() for t in x}, key=target_order)
-        for tgt in targets:
-            ratios = [statistics.mean(r[rnd][tgt]) / statistics.mean(c[rnd][tgt])
-                      for rnd in sorted(c) if c[rnd].get(tgt) and r.get(rnd, {}).get(tgt)]
-            if not ratios:
+    for arm in ("rust", "null"):
+        for (bench, size) in keys:
+            c, r = data.get((bench, size, "c")), data.get((bench, size, arm))
+            if not c or not r:
                 continue
-            lo, hi = bootstrap_median(ratios)
-            rows.append({"bench": bench, "bytes": size, "target": tgt, "rounds": len(ratios),
-                         "ratio": statistics.median(ratios), "ratio_ci95": [lo, hi]})
+            targets = sorted({t for x in r.values() for t in x}, key=target_order)
+            for tgt in targets:
+                per_round = {rnd: statistics.mean(r[rnd][tgt]) / statistics.mean(c[rnd][tgt])
+                             for rnd in sorted(c) if c[rnd].get(tgt) and r.get(rnd, {}).get(tgt)
+                             and (rnd >= NULL_ROUND) == (arm == "null")}
+                if not per_round:
+                    continue
+                ratios = list(per_round.values())
+                lo, hi = bootstrap_median(ratios)
+                rows.append({"arm": arm, "bench": bench, "bytes": size, "target": tgt,
+                             "rounds": len(ratios), "ratio": statistics.median(ratios),
+                             "ratio_ci95": [lo, hi], "per_round": per_round})
     return rows
+
+
+def median_interval(xs, alpha):
+    """A distribution-free interval for the median of xs at level 1 - alpha
+    at least (order statistics; the sign test): [x_(k), x_(n-k+1)] for the
+    largest k with P(Binomial(n, 1/2) < k) <= alpha / 2, or None when even
+    the range falls short (too few values)."""
+    xs, n = sorted(xs), len(xs)
+    tail, k = 0.0, 0
+    for i in range(n // 2):
+        tail += math.comb(n, i) / 2 ** n
+        if tail > alpha / 2:
+            break
+        k = i + 1
+    return (xs[k - 1], xs[n - k]) if k else None
+
+
+def validity(imp_rows, alpha=0.05):
+    """The data path's comparison of importers is valid when its null arm
+    shows no bias: per round, the geometric mean of the null arm's null/C
+    ratios (every benchmark, size and target), and of the Rust/C ratios of
+    the ordinary MR (which never calls an importer), must each have 1.00
+    within a distribution-free interval for its median, at a family-wise
+    level of 1 - alpha (Bonferroni over the two). Pooling over rows keeps
+    the chance of a false verdict at alpha, where a 95% interval per row
+    would miss 1.00 in about one row in twenty of an unbiased run."""
+    checks = [("null arm: null/C, every target (the swap alone)",
+               [r for r in imp_rows if r["arm"] == "null"]),
+              ("importers: Rust/C of the ordinary MR (no importer call)",
+               [r for r in imp_rows if r["arm"] == "rust" and r["target"] == "ordinary"])]
+    out = []
+    for name, rows in checks:
+        rounds = sorted(set().union(*(r["per_round"] for r in rows))) if rows else []
+        pooled = []
+        for rnd in rounds:
+            xs = [r["per_round"][rnd] for r in rows if rnd in r["per_round"]]
+            pooled.append(math.exp(statistics.mean(math.log(x) for x in xs)))
+        iv = median_interval(pooled, alpha / len(checks)) if pooled else None
+        holds = iv is not None and iv[0] <= 1.0 <= iv[1]
+        out.append({"check": name, "rows": len(rows), "rounds": len(pooled),
+                    "median": statistics.median(pooled) if pooled else None,
+                    "interval": list(iv) if iv else None,
+                    "level": 1 - alpha / len(checks), "holds": holds})
+    return {"valid": all(c["holds"] for c in out), "alpha": alpha, "checks": out}
+
+
+def validity_lines(v):
+    lines = []
+    for c in v["checks"]:
+        if c["interval"] is None:
+            what = (f"{c['rounds']} rounds: too few for an interval at "
+                    f"{c['level']:.3f} (7 at least)")
+        else:
+            what = (f"median {c['median']:.3f} of {c['rounds']} rounds, "
+                    f"[{c['interval'][0]:.3f}, {c['interval'][1]:.3f}] at {c['level']:.3f}")
+        lines.append(f"{c['check']}: {what}: {'holds' if c['holds'] else 'FAILS'}")
+    return lines
 
 
 def target_order(name):
@@ -229,7 +302,7 @@ def compare_dp(rounds, bench, size, imp, base, tgt):
 
 def summarize_dp(data):
     rows = []
-    for (bench, size, imp) in sorted(data):
+    for (bench, size, imp) in sorted(k for k in data if k[2] != "null"):
         rounds = data[(bench, size, imp)]
         targets = sorted({t for r in rounds.values() for t in r}, key=target_order)
         base = next((t for t in targets if t in BASELINE), None)
@@ -245,7 +318,7 @@ def summarize_dp(data):
 def summarize_devmem(data):
     """The dynamic MR in device memory against the one in system memory."""
     rows = []
-    for (bench, size, imp) in sorted(data):
+    for (bench, size, imp) in sorted(k for k in data if k[2] != "null"):
         row = compare_dp(data[(bench, size, imp)], bench, size, imp, "dynamic", "devmem")
         if row:
             rows.append(row)
@@ -335,13 +408,19 @@ def markdown_dp(rows):
 def markdown_dp_importers(rows):
     if not rows:
         return ""
-    out = ["", "Data path, importers compared (processes in C, Rust, Rust, C order per round): "
-           "Rust/C time per message, median of the per-round ratios, 95% bootstrap interval.",
-           "", "| benchmark | bytes | target | Rust/C [95% CI] |", "|---|---:|---|---:|"]
+    out = ["", "Data path, importers compared (per round C, Rust, Rust, C or Rust, C, C, "
+           "Rust processes, the order drawn): Rust/C time per message; the null arm, the "
+           "same swap with the C importer on both sides: null/C. Median of the per-round "
+           "ratios, 95% bootstrap interval.",
+           "", "| arm | benchmark | bytes | target | ratio [95% CI] |", "|---|---|---:|---|---:|"]
     for r in rows:
-        out.append(f"| {r['bench']} | {r['bytes']} | {r['target']} "
+        out.append(f"| {arm_name(r)} | {r['bench']} | {r['bytes']} | {r['target']} "
                    f"| {r['ratio']:.3f} [{r['ratio_ci95'][0]:.3f}, {r['ratio_ci95'][1]:.3f}] |")
     return "\n".join(out) + "\n"
+
+
+def arm_name(r):
+    return "Rust/C" if r["arm"] == "rust" else "null/C"
 
 
 def rst_table(header, rows):
@@ -383,7 +462,7 @@ def markdown_storm(rows):
 
 
 def rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel, commit, storm=(),
-        revlat=()):
+        revlat=(), valid=None):
     """Documentation/performance.rst's tables."""
     out = [f"Measured at commit ``{commit}`` on the fast kernel ({kernel}), QEMU TCG, "
            "by ``make bench`` (defaults); Rust/C is the median of the per-round ratios "
@@ -420,9 +499,16 @@ def rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel, commit, storm=
              for r in dp_rows if r["target"] != r["baseline"] or r["bench"].startswith("mig")])
         out.append("")
     if imp_rows:
-        out += ["rxe data path, importers compared (Rust/C time per message):", ""]
-        out += rst_table(["benchmark", "bytes", "target", "Rust/C [95% CI]"],
-                         [[r["bench"], str(r["bytes"]), r["target"], ci(r)] for r in imp_rows])
+        out += ["rxe data path, importers compared (Rust/C time per message), and the null "
+                "arm (null/C: the same swap, the C importer on both sides):", ""]
+        out += rst_table(["arm", "benchmark", "bytes", "target", "ratio [95% CI]"],
+                         [[arm_name(r), r["bench"], str(r["bytes"]), r["target"], ci(r)]
+                          for r in imp_rows])
+        out.append("")
+    if valid:
+        out += ["The method's validity (``bench_report.py``, ``validity()``), per round "
+                "the geometric mean over the rows:", ""]
+        out += [f"- {line}" for line in validity_lines(valid)]
         out.append("")
     if dev_rows:
         out += ["rxe data path, device memory against system memory (the dynamic MR on a "
@@ -590,6 +676,11 @@ def main():
         i = args.index("--rst")
         rst_out, commit = Path(args[i + 1]), args[i + 2]
         del args[i:i + 3]
+    method = None
+    if "--method" in args:
+        i = args.index("--method")
+        method = args[i + 1]
+        del args[i:i + 2]
     storm_test = None
     if "--storm-test" in args:
         i = args.index("--storm-test")
@@ -616,16 +707,26 @@ def main():
     if not rows and not dp_rows and not storm and not revlat:
         print(f"no BENCH or DPBENCH lines in {log}", file=sys.stderr)
         return 1
-    (outdir / "results.json").write_text(json.dumps(
-        {"kernel": kernel, "results": rows, "datapath": dp_rows,
-         "datapath_importers": imp_rows, "datapath_devmem": dev_rows,
-         "gate": [{"c_ns": c, "rust_ns": r, "ratio": x} for c, r, x in gate],
-         "gate_op": [{"c_ns": c, "rust_ns": r, "ratio": x} for c, r, x in gate_op],
-         "storm": storm, "revocation_latency": revlat},
+    # The comparison of importers on the data path counts only if its null
+    # arm shows no bias; without one (BENCH_DP=0) there is nothing to judge.
+    valid = validity(imp_rows) if imp_rows else None
+    ok = valid is None or valid["valid"]
+    dataset = {"dataset": "umem-dmabuf-rs make bench", "version": 1,
+               "commit": commit if rst_out else None, "kernel": kernel, "method": method,
+               "valid": ok, "validity": valid}
+    name = "results.json" if ok else "results-invalid.json"
+    (outdir / name).write_text(json.dumps(
+        dict(dataset, results=rows, datapath=dp_rows,
+             datapath_importers=[{k: v for k, v in r.items() if k != "per_round"}
+                                 for r in imp_rows],
+             datapath_devmem=dev_rows,
+             gate=[{"c_ns": c, "rust_ns": r, "ratio": x} for c, r, x in gate],
+             gate_op=[{"c_ns": c, "rust_ns": r, "ratio": x} for c, r, x in gate_op],
+             storm=storm, revocation_latency=revlat),
         indent=1) + "\n")
-    if rst_out:
+    if rst_out and ok:
         rst_out.write_text(rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel,
-                               commit, storm, revlat))
+                               commit, storm, revlat, valid))
     md = (markdown(rows, kernel) + markdown_dp(dp_rows) + markdown_dp_importers(imp_rows) +
           markdown_devmem(dev_rows) + markdown_storm(storm) + markdown_revlat(revlat))
     (outdir / "results.md").write_text(md)
@@ -634,7 +735,14 @@ def main():
     plots_dp(dp_rows, outdir)
     plot_revlat(revlat, outdir)
     print(md)
-    print(f"written: {outdir}/results.json, results.md and plots")
+    if valid:
+        print("\n".join(["Validity of the importers' data-path comparison:"] +
+                        ["  " + line for line in validity_lines(valid)]))
+    print(f"written: {outdir}/{name}, results.md and plots")
+    if not ok:
+        print("the benchmark's null arm shows a bias: its comparison of importers is not "
+              f"valid, and {outdir}/results.json was not written", file=sys.stderr)
+        return 3
     return 0
 
 

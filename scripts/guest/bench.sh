@@ -15,8 +15,9 @@
 # 3. The data path on rxe (rxe_dmabuf_bench datapath): WRITE/READ bandwidth
 #    and 8-byte WRITE latency into an ordinary MR, dynamic and pinned
 #    dma-buf MRs on the exporter's system memory, a dynamic one on its
-#    device memory and one on a system dma-heap buffer, on each importer;
-#    umem.bench_dp=ROUNDS,MS.
+#    device memory and one on a system dma-heap buffer, on each importer,
+#    with a null arm (the module loaded with register=0) and block orders
+#    drawn per round; umem.bench_dp=ROUNDS,MS, umem.bench_seed=SEED.
 # 4. WRITE bandwidth into a dynamic dma-buf MR while the buffer migrates
 #    0, 1, 10 and 100 times per second (rxe_dmabuf_bench migrate), on each
 #    importer; umem.bench_mig=ROUNDS,MS.
@@ -114,32 +115,74 @@ done
 
 dp=3,300
 mig=2,2000
+seed=1
 v=$(cmdline_value umem.bench_dp) && dp=$v
 v=$(cmdline_value umem.bench_mig) && mig=$v
-# dpbench IMPORTER ROUND: one round of each data-path part (a part with 0
-# rounds is left out). The rounds interleave the importers like the others:
-# C, Rust, Rust, C, the Rust module loaded for the middle two, so that a
-# drift of the machine cancels in the Rust/C ratios of the report.
+v=$(cmdline_value umem.bench_seed) && seed=$v
+# dpbench LABEL ROUND [migrate]: one data-path process (or, with
+# "migrate", one migration process) labelled LABEL (c, rust, null or
+# warmup: the report reads the first three) for round ROUND.
 dpbench() {
-	if [ "${dp%%,*}" -gt 0 ]; then
+	if [ -z "${3:-}" ]; then
 		step "datapath_$1_$2" ktap_run bench_datapath \
 			rxe_dmabuf_bench rxe0 "$GIDX" "$1" datapath 1 "${dp#*,}" 0 "$2"
-	fi
-	if [ "${mig%%,*}" -gt 0 ]; then
+	else
 		step "migrate_$1_$2" ktap_run bench_migrate \
 			rxe_dmabuf_bench rxe0 "$GIDX" "$1" migrate 1 "${mig#*,}" 0 "$2"
 	fi
 }
+# draw N: a seeded pseudo-random bit for the N-th choice of block order
+# (a multiplicative hash of the seed and N: the same bits for the same seed).
+draw() {
+	local h=$(( (seed * 2654435761 + $1 * 40503 + 1) & 0xffffffff ))
+	h=$(( ((h ^ (h >> 13)) * 1540483477) & 0xffffffff ))
+	h=$(( h ^ (h >> 15) ))
+	echo $(( (h >> 7) & 1 ))
+}
+# arm SIDE ROUND ORDER [migrate]: four blocks, the Rust module loaded for
+# SIDE's two: C, SIDE, SIDE, C when ORDER is 0, else SIDE, C, C, SIDE, so
+# that neither side always runs first. SIDE rust has the Rust importer
+# registered; SIDE null loads the same module with register=0, so that
+# both sides run the C importer and only the swap (a load and an unload of
+# the module, and its presence) differs: the method's own bias.
+arm() {
+	local args=
+	[ "$1" = null ] && args=register=0
+	if [ "$3" = 0 ]; then
+		dpbench c "$2" ${4:-}
+		step "insmod_$1_$2${4:+_$4}" insmod "$MODDIR/umem_dmabuf_rs.ko" $args
+		dpbench "$1" "$2" ${4:-}
+		dpbench "$1" "$2" ${4:-}
+		step "rmmod_$1_$2${4:+_$4}" rmmod umem_dmabuf_rs
+		dpbench c "$2" ${4:-}
+	else
+		step "insmod_$1_$2${4:+_$4}_a" insmod "$MODDIR/umem_dmabuf_rs.ko" $args
+		dpbench "$1" "$2" ${4:-}
+		step "rmmod_$1_$2${4:+_$4}_a" rmmod umem_dmabuf_rs
+		dpbench c "$2" ${4:-}
+		dpbench c "$2" ${4:-}
+		step "insmod_$1_$2${4:+_$4}_b" insmod "$MODDIR/umem_dmabuf_rs.ko" $args
+		dpbench "$1" "$2" ${4:-}
+		step "rmmod_$1_$2${4:+_$4}_b" rmmod umem_dmabuf_rs
+	fi
+}
+# The data path: an untimed warm-up process, then per round the importers
+# (arm rust) and the null arm (arm null, its rounds numbered from 1000 so
+# that its C blocks stay apart), each in an order drawn for it. The
+# migration run has no null arm (its blocks are long; its baseline, a
+# dynamic MR that does not migrate, calls the importer anyway).
+if [ "${dp%%,*}" -gt 0 ]; then
+	dpbench warmup 0
+	r=0
+	while [ "$r" -lt "${dp%%,*}" ]; do
+		arm rust "$r" "$(draw $((2 * r)))"
+		arm null $((1000 + r)) "$(draw $((2 * r + 1)))"
+		r=$((r + 1))
+	done
+fi
 r=0
-while [ "$r" -lt "${dp%%,*}" ] || [ "$r" -lt "${mig%%,*}" ]; do
-	[ "$r" -lt "${dp%%,*}" ] || dp=0,${dp#*,}
-	[ "$r" -lt "${mig%%,*}" ] || mig=0,${mig#*,}
-	dpbench c "$r"
-	step "insmod_rust_datapath_$r" insmod "$MODDIR/umem_dmabuf_rs.ko"
-	dpbench rust "$r"
-	dpbench rust "$r"
-	step "rmmod_rust_datapath_$r" rmmod umem_dmabuf_rs
-	dpbench c "$r"
+while [ "$r" -lt "${mig%%,*}" ]; do
+	arm rust "$r" "$(draw $((1000 + r)))" migrate
 	r=$((r + 1))
 done
 rev=5,1000

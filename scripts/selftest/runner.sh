@@ -9,7 +9,8 @@
 # stopped by the watchdog must fail; a WARNING between expect-warnings
 # markers passes, one outside them fails; qemu.sh names the test a stalled
 # guest was running (running_case). Then the benchmark report
-# (scripts/bench_report.py) on a synthetic log: the ratios it computes; last,
+# (scripts/bench_report.py) on a synthetic log: the ratios it computes, and
+# whether its null arm lets it judge the importers; last,
 # the build progress of lib.sh (run_with_progress) over a churning build.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -223,6 +224,51 @@ else
 	echo "    FAIL bench report: Rust/C, dma-buf/ordinary and devmem/system ratios" >&2
 	bad=1
 fi
+# The data path's validity (bench_report.py, validity()): nine rounds whose
+# Rust and null blocks are 2% slower or faster than the C ones by turns
+# are valid; a null arm 10% slower every round, a Rust importer that slows
+# down the ordinary MR, or too few rounds to judge, are not: the report
+# fails, with results-invalid.json and no results.json.
+dp_log() {	# dp_log ROUNDS NULL_PERCENT ORDINARY_PERCENT: a data-path boot's log
+	local r sign
+	echo "@@UMEM-KTAP-BEGIN bench_datapath@@"
+	for ((r = 0; r < $1; r++)); do
+		sign=$(( r % 2 ? -2 : 2 ))
+		for t in ordinary dynamic; do
+			echo "    # DPBENCH write_bw 65536 c $t $r 1000"
+			echo "    # DPBENCH write_bw 65536 c $t $((1000 + r)) 1000"
+			echo "    # DPBENCH write_bw 65536 null $t $((1000 + r)) $((1000 + 10 * (sign + $2)))"
+		done
+		echo "    # DPBENCH write_bw 65536 rust ordinary $r $((1000 + 10 * (sign + $3)))"
+		echo "    # DPBENCH write_bw 65536 rust dynamic $r 1300"
+	done
+	echo "@@UMEM-KTAP-END@@"
+}
+dp_valid() {	# dp_valid NAME EXPECTED_STATUS ARGS...: the report's verdict
+	local rc
+	dp_log "${@:3}" >"$tmp/dp-$1.log"
+	/usr/bin/python3 "$ROOT/scripts/bench_report.py" "$tmp/dp-$1.log" "$tmp/dp-$1" \
+		>"$tmp/dp-$1.out" 2>&1
+	rc=$?
+	if [ "$2" = 0 ]; then
+		[ -e "$tmp/dp-$1/results.json" ] || rc="$rc, no results.json"
+	else
+		[ -e "$tmp/dp-$1/results-invalid.json" ] && [ ! -e "$tmp/dp-$1/results.json" ] ||
+			rc="$rc, results.json written"
+	fi
+	if [ "$rc" = "$2" ]; then
+		echo "    ok   bench report: validity, $1"
+	else
+		echo "    FAIL bench report: validity, $1 (status $rc, expected $2)" >&2
+		cat "$tmp/dp-$1.out" >&2
+		bad=1
+	fi
+}
+dp_valid unbiased 0 9 0 0
+dp_valid biased_null_arm 3 9 10 0
+dp_valid biased_ordinary_mr 3 9 0 10
+dp_valid too_few_rounds 3 5 0 0
+
 # The comparison across boots (bench_report.py --boots): three boots
 # whose Rust blocks take 1, 2 and 3 times the C ones' (make kunit's KTAP
 # block, "importer"), and the kernel log's repetition of the lines, outside
