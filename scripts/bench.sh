@@ -88,4 +88,7 @@ begin, end = ".. make-bench-tables-begin\n", ".. make-bench-tables-end\n"
 a, b = text.index(begin) + len(begin), text.index(end)
 open(doc, "w").write(text[:a] + "\n" + tables + "\n" + text[b:])
 PY
-say "tables of $doc regenerated (commit $commit)"
+# The dataset behind the tables, published with them (valid runs only).
+mkdir -p "$ROOT/Documentation/data"
+cp "$out/results.json" "$ROOT/Documentation/data/bench-results.json"
+say "tables of $doc and Documentation/data/bench-results.json regenerated (commit $commit)"
