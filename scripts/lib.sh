@@ -328,6 +328,17 @@ run_with_progress() {
 	say "$stage done in $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s"
 }
 
+# boot_crash_before_job LOG: whether the guest of LOG died of an int3 trap
+# in the kernel before its job began (no @@UMEM-GUEST-START marker): QEMU
+# TCG, with several vCPUs each translating on its own thread, can run a
+# breakpoint that the kernel's patching of a jump label (text_poke_bp) has
+# already removed, on a kernel with jump labels (the fast kernel); the
+# Oops shows the restored instruction at the trapping address. Nothing of
+# the code under test has run then, so qemu.sh boots once more.
+boot_crash_before_job() {
+	! grep -q '@@UMEM-GUEST-START' "$1" && grep -q 'Oops: int3: ' "$1"
+}
+
 # running_case LOG: says what a guest was doing when its serial log LOG
 # ended: the test between @@UMEM-KTAP-BEGIN and -END markers, or the module
 # whose KUnit suites were loading (umem-ktap-start), or the guest step.

@@ -79,44 +79,58 @@ machine=(-M q35
 	-device ivshmem-plain,memdev=devmem0,bus=sw0p0
 	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0,bus=sw0p1)
 
+cmdline="$*"
+# boot: runs the guest, its serial console to $log; sets rc and why.
+boot() {
+	rc=0
+	"${pin[@]}" qemu-system-x86_64 "${accel[@]}" -smp "${UMEM_SMP:-2}" -m 2G \
+		-nographic -no-reboot -nodefaults -serial stdio "${machine[@]}" ${UMEM_QEMU_ARGS:-} \
+		-kernel "${UMEM_BZIMAGE:-$KOUT/arch/x86/boot/bzImage}" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 sysctl.kernel.panic_on_rcu_stall=1 acpi=noirq slab_nomerge log_buf_len=16M no5lvl umem.job=$job $cmdline" \
+		</dev/null >"$log" 2>&1 &
+	qpid=$!
+	# Watch the serial log grow; stop the guest on a stall or past the limit.
+	why=
+	size=-1
+	quiet_since=$SECONDS
+	while kill -0 $qpid 2>/dev/null; do
+		sleep 5 &
+		wait $! || true
+		now=$(stat -c %s "$log" 2>/dev/null || echo 0)
+		if [ "$now" != "$size" ]; then
+			size=$now
+			quiet_since=$SECONDS
+		fi
+		if [ $((SECONDS - quiet_since)) -ge "$stall" ]; then
+			why="no serial output for $((SECONDS - quiet_since)) s"
+		elif [ $((SECONDS - start)) -ge "$timeout" ]; then
+			why="still running after ${timeout} s in all (silent for $((SECONDS - quiet_since)) s)"
+		fi
+		if [ -n "$why" ]; then
+			kill -TERM $qpid 2>/dev/null || true
+			sleep 5
+			kill -KILL $qpid 2>/dev/null || true
+			break
+		fi
+	done
+	wait $qpid || rc=$?
+	tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
+}
 say "booting $(kernel_pkg_version) under QEMU (${accel[1]}${pin:+, on host CPU $UMEM_QEMU_CPUS}), job '$job' (serial log: $log)"
 start=$SECONDS
 phase_mark begin "boot $(basename "$log" -serial.log)"
 child_cpu_seconds
 cpu_before=$CHILD_CPU
-rc=0
-"${pin[@]}" qemu-system-x86_64 "${accel[@]}" -smp "${UMEM_SMP:-2}" -m 2G \
-	-nographic -no-reboot -nodefaults -serial stdio "${machine[@]}" ${UMEM_QEMU_ARGS:-} \
-	-kernel "${UMEM_BZIMAGE:-$KOUT/arch/x86/boot/bzImage}" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 sysctl.kernel.panic_on_rcu_stall=1 acpi=noirq slab_nomerge log_buf_len=16M no5lvl umem.job=$job $*" \
-	</dev/null >"$log" 2>&1 &
-qpid=$!
-# Watch the serial log grow; stop the guest on a stall or past the limit.
-why=
-size=-1
-quiet_since=$SECONDS
-while kill -0 $qpid 2>/dev/null; do
-	sleep 5 &
-	wait $! || true
-	now=$(stat -c %s "$log" 2>/dev/null || echo 0)
-	if [ "$now" != "$size" ]; then
-		size=$now
-		quiet_since=$SECONDS
-	fi
-	if [ $((SECONDS - quiet_since)) -ge "$stall" ]; then
-		why="no serial output for $((SECONDS - quiet_since)) s"
-	elif [ $((SECONDS - start)) -ge "$timeout" ]; then
-		why="still running after ${timeout} s in all (silent for $((SECONDS - quiet_since)) s)"
-	fi
-	if [ -n "$why" ]; then
-		kill -TERM $qpid 2>/dev/null || true
-		sleep 5
-		kill -KILL $qpid 2>/dev/null || true
-		break
-	fi
-done
-wait $qpid || rc=$?
-tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
+boot
+if [ -z "$why" ] && boot_crash_before_job "$log"; then
+	mv "$log" "$log.boot-crash"
+	say "the kernel died of an int3 trap while booting, before the job began" \
+		"($log.boot-crash): QEMU TCG ran a breakpoint of a jump label's patching" \
+		"that the kernel had removed; nothing under test had run: booting once more"
+	rm -f "$devmem"
+	truncate -s "${UMEM_DEVMEM_MB:-64}M" "$devmem"
+	boot
+fi
 if [ -n "$why" ]; then
 	echo "error: guest stopped, $why, $((SECONDS - start)) s after boot;" \
 		"$(running_case "$log"); last lines of $log:" >&2

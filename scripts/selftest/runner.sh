@@ -8,7 +8,8 @@
 # that died early must each fail, also as the second of two boots; a test
 # stopped by the watchdog must fail; a WARNING between expect-warnings
 # markers passes, one outside them fails; qemu.sh names the test a stalled
-# guest was running (running_case). Then the benchmark report
+# guest was running (running_case) and boots again only a kernel that died
+# of an int3 trap before the job began (boot_crash_before_job). Then the benchmark report
 # (scripts/bench_report.py) on a synthetic log: the ratios it computes, and
 # whether its null arm lets it judge the importers; last,
 # the build progress of lib.sh (run_with_progress) over a churning build.
@@ -181,6 +182,28 @@ case_of "running: KUnit suites of importer" "[    3.1] umem-ktap-start importer"
 	"umem: importer: 120 kernel log lines"
 case_of "between tests (step failed: insmod_x)" "@@UMEM-KTAP-BEGIN a@@" "@@UMEM-KTAP-END@@" \
 	"step failed: insmod_x"
+
+# Which dead guests qemu.sh boots once more (boot_crash_before_job): only
+# one whose kernel died of an int3 trap before the job began.
+crash_of() {	# want=0|1 what=TEXT crash_of LINE...: want 0 if LINEs are such a log
+	local got=1
+	printf '%s\n' "${@}" >"$tmp/crash.log"
+	boot_crash_before_job "$tmp/crash.log" && got=0
+	if [ "$got" = "$want" ]; then
+		echo "    ok   boot_crash_before_job: $what"
+	else
+		echo "    FAIL boot_crash_before_job: $what (got $got)" >&2
+		bad=1
+	fi
+}
+int3="[    0.687751] Oops: int3: 0000 [#1] SMP"
+want=0 what="an int3 Oops while booting" crash_of "[    0.5] Linux version 7.3.4" "$int3"
+want=1 what="an int3 Oops after the job began" crash_of "@@UMEM-GUEST-START job=check@@" \
+	"$int3"
+want=1 what="another Oops while booting" crash_of \
+	"[    0.6] Oops: general protection fault, probably for non-canonical address"
+want=1 what="a guest that finished" crash_of "@@UMEM-GUEST-START job=check@@" \
+	"@@UMEM-DMESG-END@@"
 
 # The benchmark report: two rounds; Rust blocks twice as slow as C ones,
 # a dynamic MR at 0.8 of the ordinary one's bandwidth, a latency 1.5x, a
