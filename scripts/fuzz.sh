@@ -13,7 +13,8 @@
 #          which must agree. Crashes (a kernel report, a failed check) and
 #          hangs are written to build/fuzz/crashes, each a reproducer to add
 #          to the corpus (make check replays it); the table of the functions
-#          the inputs reach goes to build/fuzz/coverage.txt.
+#          the inputs reach goes to build/fuzz/coverage.txt, the edges found
+#          over time to build/fuzz/edges.txt and edges.png.
 #   seeds  writes the seed corpus: FUZZ_SEEDS (8) seeded runs of the fuzz
 #          mode, FUZZ_SEED_OPS (200) operations each, on the test kernel,
 #          recorded as inputs (samples/rxe_dmabuf/corpus/seed-N).
@@ -80,6 +81,12 @@ run)
 		cp "$dir/result/crashes"/* "$dir/crashes/"
 		say "$crashes crashing or hanging inputs in $dir/crashes: add each to $corpus" \
 			"(as crash-NAME) once it is understood and fixed"
+	fi
+	# Edges over time, each phase (Debian's python3, which has matplotlib).
+	if /usr/bin/python3 "$ROOT/scripts/fuzz_edges.py" "$dir/result" "$dir/edges.png" \
+		>"$dir/edges.txt"; then
+		say "edges over time: $dir/edges.txt, $dir/edges.png"
+		cat "$dir/edges.txt"
 	fi
 	if [ -f "$dir/result/kallsyms.txt" ]; then
 		python3 "$ROOT/scripts/fuzz_cover.py" --kallsyms "$dir/result/kallsyms.txt" \

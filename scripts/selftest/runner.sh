@@ -292,6 +292,25 @@ dp_valid biased_null_arm 3 9 10 0
 dp_valid biased_ordinary_mr 3 9 0 10
 dp_valid too_few_rounds 3 5 0 0
 
+# make fuzz's edges over time (fuzz_edges.py) from AFL++'s plot_data of
+# both phases: each phase's lines, its edges as written.
+for imp in c rust; do
+	mkdir -p "$tmp/fz/afl-$imp/default"
+	{
+		echo "# relative_time, cycles_done, cur_item, corpus_count, pending_total, pending_favs, map_size, saved_crashes, saved_hangs, max_depth, execs_per_sec, total_execs, edges_found"
+		echo "5, 0, 0, 9, 9, 9, 1.20%, 0, 0, 1, 1.50, 8, 700"
+		echo "65, 0, 3, 11, 8, 8, 1.30%, 1, 0, 2, 1.60, 100, 760"
+	} >"$tmp/fz/afl-$imp/default/plot_data"
+done
+edges=$(/usr/bin/python3 "$ROOT/scripts/fuzz_edges.py" "$tmp/fz" 2>&1)
+if grep -qE '^c +65 +100 +11 +1 +0 +760$' <<<"$edges" &&
+   grep -qE '^rust +5 +8 +9 +0 +0 +700$' <<<"$edges"; then
+	echo "    ok   fuzz report: edges over time (fuzz_edges.py)"
+else
+	echo "    FAIL fuzz report: edges over time (fuzz_edges.py): $edges" >&2
+	bad=1
+fi
+
 # The comparison across boots (bench_report.py --boots): three boots
 # whose Rust blocks take 1, 2 and 3 times the C ones' (make kunit's KTAP
 # block, "importer"), and the kernel log's repetition of the lines, outside
