@@ -1323,8 +1323,12 @@ static void netlink_case(unsigned char *host, struct ibv_mr *hmr)
 #define TRACEFS "/sys/kernel/tracing"
 struct umem_events {
 	int gets, maps, map_errors, unmaps, unmaps_mapped, revokes, releases, lost;
-	/* rxe's own (rxe_dmabuf:*): re-maps at an access, failed accesses */
-	int remaps, remap_errors, faults, faults_revoked;
+	/*
+	 * rxe's own (rxe_dmabuf:*): re-maps at an access, failed accesses,
+	 * invalidations (of a mapped MR) and the longest one's time
+	 */
+	int remaps, remap_errors, faults, faults_revoked, invalidates, invalidates_mapped;
+	unsigned long long invalidate_max_ns;
 };
 
 static int tracefs_write(const char *file, const char *s)
@@ -1370,6 +1374,14 @@ static void rxe_event(const char *line, const char *e, struct umem_events *ev)
 	} else if (!strncmp(e, "fault:", 6)) {
 		ev->faults++;
 		ev->faults_revoked += !!strstr(line, " revoked=1");
+	} else if (!strncmp(e, "invalidate:", 11)) {
+		const char *t = strstr(line, " ns=");
+		unsigned long long ns = t ? strtoull(t + 4, NULL, 10) : 0;
+
+		ev->invalidates++;
+		ev->invalidates_mapped += !!strstr(line, " mapped=1");
+		if (ns > ev->invalidate_max_ns)
+			ev->invalidate_max_ns = ns;
 	}
 }
 
@@ -1399,6 +1411,8 @@ static struct umem_events trace_count(int fd, size_t size)
 			ev.lost = in_buffer != written;
 		if (!x)
 			x = strstr(line, " rxe_dmabuf_fault: ");
+		if (!x)
+			x = strstr(line, " rxe_dmabuf_invalidate: ");
 		if ((!e && !x) || !u || sscanf(u, "umem=%39s", id) != 1)
 			continue;
 		if (x) {
@@ -1537,6 +1551,16 @@ static void storm_counts_case(unsigned char *host, struct ibv_mr *hmr)
 	result(!ev.lost && ev.remaps == ev.maps && !ev.remap_errors && !ev.faults,
 	       "storm_counts: rxe_remap_events_one_per_map (%d re-maps, %d failed, %d faults, %d maps)",
 	       ev.remaps, ev.remap_errors, ev.faults, ev.maps);
+	/*
+	 * rxe's callback, timed to the importer's unmap done: one per move,
+	 * a mapped MR's each the one mapped unmap, none near a second.
+	 */
+	result(!ev.lost && ev.invalidates == (long long)st.move_notifies &&
+	       ev.invalidates == nl_inv && ev.invalidates_mapped == ev.unmaps_mapped &&
+	       ev.invalidate_max_ns < 1000000000ULL,
+	       "storm_counts: rxe_invalidate_events_one_per_move (%d invalidations, %d of a mapped MR, longest %.3f ms; netlink %lld, %d mapped unmaps)",
+	       ev.invalidates, ev.invalidates_mapped, ev.invalidate_max_ns / 1e6, nl_inv,
+	       ev.unmaps_mapped);
 	result(!dereg_mr(&mr), "storm_counts: dereg");
 out:
 	trace_stop();
