@@ -101,10 +101,12 @@ if [ "${UMEM_PERF:-0}" = 1 ]; then
 	add_file /usr/bin/perf
 fi
 
-# AFL++'s fuzzer for make fuzz (scripts/fuzz.sh; Debian's afl++).
+# AFL++'s fuzzer and minimizer for make fuzz (scripts/fuzz.sh; Debian's afl++).
 if [ "${UMEM_AFL:-0}" = 1 ]; then
-	add_file /usr/bin/afl-fuzz
-	mv "$root/usr/bin/afl-fuzz" "$root/umem/bin/"
+	for t in afl-fuzz afl-tmin; do
+		add_file /usr/bin/$t
+		mv "$root/usr/bin/$t" "$root/umem/bin/"
+	done
 fi
 
 # The fuzzer's corpus (make fuzz), which make check replays.

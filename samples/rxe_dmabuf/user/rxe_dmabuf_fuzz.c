@@ -21,9 +21,12 @@
  *	requests; vgem's GEM handle is closed at once), registrations
  *	with offsets, lengths and IOVAs around page and buffer boundaries and
  *	u64 limits, random access flags (also invalid bits), valid, closed and
- *	non-dma-buf fds; deregistration, migration, STATS, close, mmap of odd
- *	ranges, and RDMA WRITEs into registered MRs whose every byte is checked
- *	through the CPU mapping.
+ *	non-dma-buf fds, dynamic, pinned and revocable pinned (rxe's
+ *	dmabuf_pinned and dmabuf_revocable); deregistration, migration,
+ *	revocation and restore of buffers under vfio-pci's rules
+ *	(DMABUF_EXP_F_REVOCABLE), STATS, close, mmap of odd ranges, and RDMA
+ *	WRITEs into registered MRs whose every byte is checked through the CPU
+ *	mapping.
  *   regbench PAGES ITERS KIND ROUND: regbench_IMPORTER, one block of make
  *	bench's uverbs benchmarks (see regbench()).
  *   stormbench WORKERS SECONDS ROUND: stormbench_IMPORTER, one block of make
@@ -38,6 +41,7 @@
  *   afl FILE: make fuzz's target, run by AFL++ once per input: FILE replayed
  *	with the kernel's coverage (KCOV) counted in AFL++'s map; a failed
  *	check or a kernel report (KASAN, UBSAN, lockdep, WARN, BUG) aborts.
+ *	Run outside AFL++, the same without the map: a reproducer's check.
  *
  * --pcs FILE (replay) writes the distinct kernel program counters the inputs
  * reached (KCOV) to FILE, for make fuzz's coverage table.
@@ -565,7 +569,11 @@ struct fmr {
 
 static struct fbuf bufs[MAXBUF];
 static struct fmr mrs[MAXMR];
-static unsigned long corruptions, writes_ok, regs_ok, regs_failed;
+static unsigned long corruptions, writes_ok, regs_ok, regs_failed, regs_revocable;
+/* Buffers of the exporter checked after every MR was deregistered; dirty. */
+static unsigned long bufs_checked, bufs_dirty;
+/* Revocations done; those that left a pin or a mapping behind. */
+static unsigned long revocations, revocations_incomplete;
 
 enum {
 	OP_CREATE, OP_UDMABUF, OP_REG, OP_DEREG, OP_MIGRATE, OP_STATS, OP_CLOSE,
@@ -600,6 +608,23 @@ static int pick_mr(void)
 		if (mrs[i].live)
 			idx[n++] = i;
 	return n ? idx[below(n)] : -1;
+}
+
+/*
+ * An exporter's buffer @b with no MR must have no attachment, pin or
+ * mapping left (whatever moves, revocations and restores came before); a
+ * dirty one is counted in bufs_dirty.
+ */
+static void buf_check_clean(int b)
+{
+	/* Zeroed for a closed one, or one of another exporter. */
+	struct dmabuf_exp_stats st = exp_stats_fd(expdev, bufs[b].fd);
+
+	bufs_checked += !!st.version;
+	if ((st.attachments || st.pins || st.mappings) && bufs_dirty++ < 3)
+		printf("    # buffer %d: %llu attached, %llu pinned, %llu mapped\n", b,
+		       (unsigned long long)st.attachments, (unsigned long long)st.pins,
+		       (unsigned long long)st.mappings);
 }
 
 /* Frees buffer @b once it is closed and no MR uses it. */
@@ -665,6 +690,9 @@ static int op_create(void)
 		return -2;
 	if (!below(8))
 		flags |= 1U << (1 + below(31));		/* unknown flag */
+	/* Under vfio-pci's rules: only importers that can be revoked. */
+	if ((flags & DMABUF_EXP_F_DYNAMIC) && !below(3))
+		flags |= DMABUF_EXP_F_REVOCABLE;
 	while (left && n < 32 && below(2)) {
 		__u32 c = 1U << below(5);
 
@@ -743,7 +771,7 @@ static int op_reg(void)
 		IBV_ACCESS_REMOTE_ATOMIC, IBV_ACCESS_MW_BIND, IBV_ACCESS_ZERO_BASED,
 		IBV_ACCESS_ON_DEMAND, IBV_ACCESS_RELAXED_ORDERING,
 	};
-	int b = pick_buf(1), m, fd, err, i, pinned;
+	int b = pick_buf(1), m, fd, err, i, pinned, revocable = 0;
 	__u64 off, len, iova, size = b >= 0 ? bufs[b].size : 8 * PAGE;
 	__u32 access = 0;
 	struct dmr mr;
@@ -785,19 +813,24 @@ static int op_reg(void)
 	/*
 	 * One registration in eight is pinned (rxe's dmabuf_pinned=1, which the
 	 * driver reads at registration): the importers' pinned entry points,
-	 * and buffers that refuse to migrate while such an MR lives.
+	 * and buffers that refuse to migrate while such an MR lives. Half of
+	 * those are revocable (dmabuf_revocable=1): pinned until a move or a
+	 * revocation of the buffer takes the pages away for good.
 	 */
 	pinned = !below(8);
 	if (pinned)
-		write_file(FUZZ_PINNED_PARAM, "1");
+		revocable = below(2);
+	if (pinned)
+		write_file(revocable ? RXE_REVOCABLE_PARAM : FUZZ_PINNED_PARAM, "1");
 	err = uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, off, len, iova, fd, access, &mr);
 	if (pinned)
-		write_file(FUZZ_PINNED_PARAM, "0");
+		write_file(revocable ? RXE_REVOCABLE_PARAM : FUZZ_PINNED_PARAM, "0");
 	if (err) {
 		regs_failed++;
 		return err;
 	}
 	regs_ok++;
+	regs_revocable += revocable;
 	for (m = 0; m < MAXMR && mrs[m].live; m++)
 		;
 	/*
@@ -821,15 +854,44 @@ static int op_dereg(void)
 		return -2;
 	err = uv_dereg_mr(ctx->cmd_fd, &mrs[m].mr);
 	mrs[m].live = 0;
-	bufs[mrs[m].buf].mrs--;
+	if (!--bufs[mrs[m].buf].mrs)
+		buf_check_clean(mrs[m].buf);
 	buf_maybe_free(mrs[m].buf);
 	return err;
+}
+
+/*
+ * Revokes buffer @fd, or restores it, as vfio-pci does around a reset;
+ * 6000 + the mappings the revocation waited for, or an errno. A revocation
+ * must leave no pin and no mapping: a revocable pinned MR gives its pin
+ * back, a dynamic one cannot map the buffer again until it is restored.
+ */
+static int op_revoke(int fd)
+{
+	struct dmabuf_exp_revoke rv;
+	struct dmabuf_exp_stats st;
+	int restore = !below(3), err = exp_revoke_fd(expdev, fd, restore, &rv);
+
+	if (err)
+		return err;
+	if (!restore) {
+		revocations++;
+		st = exp_stats_fd(expdev, fd);
+		if ((st.pins || st.mappings) && revocations_incomplete++ < 3)
+			printf("    # revoked buffer fd %d: %llu pinned, %llu mapped\n", fd,
+			       (unsigned long long)st.pins, (unsigned long long)st.mappings);
+	}
+	return 6000 + (int)rv.unmapped;
 }
 
 static int op_migrate(void)
 {
 	int b = pick_buf(1), fd = b >= 0 ? bufs[b].fd : -1;
 	__u32 flags = 0;
+
+	/* One in four is a revocation or a restore instead. */
+	if (!below(4))
+		return op_revoke(fd);
 
 	if (!below(10))
 		fd = below(2) ? expdev : 1000 + (int)below(100);
@@ -969,7 +1031,9 @@ static unsigned long fuzz_ops(unsigned long ops, const char *tag)
 			break;
 		}
 		op_count[o]++;
-		if (r && r != -2 && r != -3 && !(o == OP_STATS && r >= 3000))
+		/* Not errors: STATS' counts (3000 + ...), a revocation's (6000 + ...). */
+		if (r && r != -2 && r != -3 && !(o == OP_STATS && r >= 3000) &&
+		    !(o == OP_MIGRATE && r >= 6000))
 			op_errors[o]++;
 		outcome("%s%lu %s %d", tag, i, op_names[o], r);
 		if (!input && i % 500 == 499) {
@@ -995,6 +1059,7 @@ static void fuzz_release(void)
 		}
 	for (b = 0; b < MAXBUF; b++)
 		if (bufs[b].used) {
+			buf_check_clean(b);
 			if (bufs[b].fd >= 0)
 				close(bufs[b].fd);
 			bufs[b].fd = -1;
@@ -1008,15 +1073,18 @@ static void fuzz_counts(void)
 
 	for (o = 0; o < OP_N; o++)
 		printf("    # %s: %lu ops, %lu errors\n", op_names[o], op_count[o], op_errors[o]);
-	printf("    # %lu registrations succeeded, %lu refused; %lu WRITEs checked\n",
-	       regs_ok, regs_failed, writes_ok);
+	printf("    # %lu registrations succeeded (%lu revocable), %lu refused\n", regs_ok,
+	       regs_revocable, regs_failed);
+	printf("    # %lu WRITEs checked; %lu revocations\n", writes_ok, revocations);
 }
 
 static void fuzz(unsigned long long seed, unsigned long ops)
 {
 	unsigned long done;
 
-	write_file(FUZZ_PINNED_PARAM, "0");	/* dynamic unless a choice says */
+	/* dynamic unless a choice says */
+	write_file(FUZZ_PINNED_PARAM, "0");
+	write_file(RXE_REVOCABLE_PARAM, "0");
 	rng_state = seed ? seed : 1;
 	vgem_dev = vgem_open();
 	done = fuzz_ops(ops, "");
@@ -1028,6 +1096,10 @@ static void fuzz(unsigned long long seed, unsigned long ops)
 	       regs_failed, writes_ok);
 	result(corruptions == 0, "no_data_corruption (%lu WRITEs checked)", writes_ok);
 	fuzz_release();
+	result(!bufs_dirty, "buffers_clean_after_deregistration (%lu of %lu dirty)", bufs_dirty,
+	       bufs_checked);
+	result(!revocations_incomplete, "revocations_leave_nothing_mapped (%lu of %lu did not)",
+	       revocations_incomplete, revocations);
 	if (vgem_dev >= 0)
 		close(vgem_dev);
 	vgem_dev = -1;
@@ -1097,7 +1169,9 @@ static void replay(char **paths, int n)
 	int i, read = 0;
 	size_t len;
 
-	write_file(FUZZ_PINNED_PARAM, "0");	/* dynamic unless a choice says */
+	/* dynamic unless a choice says */
+	write_file(FUZZ_PINNED_PARAM, "0");
+	write_file(RXE_REVOCABLE_PARAM, "0");
 	vgem_dev = vgem_open();
 	for (i = 0; i < n; i++) {
 		unsigned char *data = read_input(paths[i], INPUT_MAX, &len);
@@ -1127,6 +1201,10 @@ static void replay(char **paths, int n)
 	fuzz_counts();
 	result(n > 0 && read == n, "replayed_inputs (%d of %d, %lu operations)", read, n, ops);
 	result(corruptions == 0, "no_data_corruption (%lu WRITEs checked)", writes_ok);
+	result(!bufs_dirty, "buffers_clean_after_deregistration (%lu of %lu dirty)", bufs_dirty,
+	       bufs_checked);
+	result(!revocations_incomplete, "revocations_leave_nothing_mapped (%lu of %lu did not)",
+	       revocations_incomplete, revocations);
 }
 
 /*
@@ -1146,9 +1224,12 @@ static void covered(char **paths, int n, int afl, const char *pcs)
 	if (pcs)
 		pcset = calloc(PCSET, sizeof(*pcset));
 	replay(paths, n);
-	if (afl)
+	/* Outside AFL++, the checks alone: whether a reproducer still crashes. */
+	if (afl && getenv("__AFL_SHM_ID"))
 		result(!kcov_to_afl(kcov_recorded), "afl_map_filled (%lu program counters)",
 		       kcov_recorded);
+	else if (afl)
+		printf("    # not run by AFL++: its map not filled\n");
 	if (pcs)
 		result(pcset && pcs_write(pcs), "program_counters_written (%lu, %s)", pcs_seen,
 		       pcs);
