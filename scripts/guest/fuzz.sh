@@ -56,6 +56,9 @@ afl() {
 	grep -E 'execs_done|corpus_count|saved_crashes|saved_hangs|edges_found|run_time' \
 		"$out/afl-$imp/default/fuzzer_stats" 2>/dev/null | sed "s/^/# afl $imp: /"
 	echo "# afl $imp: inputs_crashing : $(grep -c 'results in a crash' /tmp/afl-$imp.txt)"
+	# AFL++'s own account (which inputs crashed in its dry run, and why
+	# it stopped) comes back with the results.
+	cp /tmp/afl-$imp.txt "$out/afl-$imp.log"
 	[ $rc = 0 ] || tail -n 30 /tmp/afl-$imp.txt
 	return $rc
 }
