@@ -40,10 +40,9 @@ run)
 	if [ -n "$mutant" ]; then
 		mpatch=$ROOT/scripts/mutants/$mutant.patch
 		[ -f "$mpatch" ] || die "no mutant $mpatch"
-		field() { sed -n "s/^$1: //p;/^diff --git/q" "$mpatch" | head -n 1; }
-		[ "$(field Tree)" = project ] ||
+		[ "$(mutant_field "$mutant" Tree)" = project ] ||
 			die "FUZZ_MUTANT: $mutant patches the kernel; only Tree: project mutants are fuzzed"
-		phases=${FUZZ_IMPORTERS:-$(field Importer)}
+		phases=${FUZZ_IMPORTERS:-$(mutant_field "$mutant" Importer)}
 	fi
 	case "$phases" in
 	c | rust | c+rust | rust+c) ;;
@@ -78,7 +77,7 @@ if [ -n "${mutant:-}" ]; then
 	tree=$dir/tree
 	copy_sources "$tree"
 	(cd "$tree" && patch -s -p1 <"$mpatch") || die "mutant $mutant does not apply"
-	say "fuzzing mutant $mutant ($(field Mutant)) on the $phases importer"
+	say "fuzzing mutant $mutant ($(mutant_field "$mutant" Mutant)) on the $phases importer"
 fi
 if ! UMEM_KUNIT=n UMEM_LOGDIR=$LOGDIR "$tree/scripts/module.sh"; then
 	# A mutant the compiler only warns about is fuzzed all the same.

@@ -78,6 +78,12 @@ copy_sources() {
 		(cd "$ROOT" && xargs -0 tar -cf - --no-recursion) | tar -C "$1" -xf -
 }
 
+# mutant_field NAME FIELD: the value of FIELD (Tree, Importer, Mutant, ...)
+# in the header of scripts/mutants/NAME.patch.
+mutant_field() {
+	sed -n "s/^$2: //p;/^diff --git/q" "$ROOT/scripts/mutants/$1.patch" | head -n 1
+}
+
 say() { printf '\033[1m==>\033[0m %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 

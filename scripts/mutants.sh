@@ -36,9 +36,6 @@ else
 	done
 fi
 
-header() {	# header NAME FIELD: the value of FIELD in NAME's header
-	sed -n "s/^$2: //p;/^diff --git/q" "$ROOT/scripts/mutants/$1.patch" | head -n 1
-}
 
 # None of the kernel's own suites at boot (the guest job clears the filter
 # before it loads the modules, whose suites run at load).
@@ -92,7 +89,7 @@ project_mutant() {	# project_mutant NAME
 	fi
 	build_module "$name" || return
 	echo "booted" >"$logs/$name.status"
-	boot "$name" "$tree" "" umem.mutant_importer="$(header "$name" Importer)"
+	boot "$name" "$tree" "" umem.mutant_importer="$(mutant_field "$name" Importer)"
 }
 
 # Kernel mutants: the source patched, the kernel rebuilt in its own
@@ -135,7 +132,7 @@ kernel_mutant() {	# kernel_mutant NAME
 	build_module "$name" "$kout" || return
 	echo "booted" >"$logs/$name.status"
 	boot "$name" "$dir/tree-$name" "$dir/bzImage-$name" \
-		umem.mutant_importer="$(header "$name" Importer)"
+		umem.mutant_importer="$(mutant_field "$name" Importer)"
 }
 
 say "baseline: no mutant, both importers"
@@ -144,7 +141,7 @@ boot baseline-c "$ROOT" "" umem.mutant_importer=c
 for name in "${names[@]}"; do
 	[ -e "$ROOT/scripts/mutants/$name.patch" ] || die "no mutant $name"
 	rm -f "$logs/$name".*
-	case "$(header "$name" Tree)" in
+	case "$(mutant_field "$name" Tree)" in
 	project) project_mutant "$name" ;;
 	kernel) kernel_mutant "$name" ;;
 	*) die "$name: Tree: must be project or kernel" ;;
