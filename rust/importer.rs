@@ -205,14 +205,13 @@ impl UmemImpl for RustImporter {
             return Err(EINVAL);
         }
         if !umem.is_mapped() {
-            let attach = umem.attachment();
-            let mut mapping = attach.map()?;
+            let mut mapping = umem.map()?;
             let address = umem.umem().address();
             let start = align_down(address);
             let end = align_up(address.wrapping_add(umem.umem().length()));
             mapping.set_window(start, end);
             if let Err(mapping) = umem.install_mapping(mapping) {
-                attach.unmap(mapping);
+                umem.attachment().unmap(mapping);
                 return Err(EINVAL);
             }
         }

@@ -129,7 +129,7 @@ fn unmap_refuses_foreign(t: &Test) {
 fn install_refuses_windowless(t: &Test) {
     with_sibling(t, |view, _other, _buf| {
         let attach = view.attachment();
-        let mapping = match attach.map() {
+        let mapping = match view.map() {
             Ok(mapping) => mapping,
             Err(e) => return t.fail(format_args!("map: {e:?}")),
         };
@@ -138,6 +138,24 @@ fn install_refuses_windowless(t: &Test) {
             // Left installed: the umem's release unmaps it.
             Ok(()) => t.fail(format_args!("a mapping without a window was installed")),
         }
+        kunit_expect!(t, !view.is_mapped());
+    });
+}
+
+/// A umem maps its attachment once: while it holds a mapping, a second one
+/// is refused (`EBUSY`) and the exporter is not called, since exporters such
+/// as the system heap hand every map of an attachment the same table.
+fn map_refused_while_mapped(t: &Test) {
+    with_sibling(t, |view, _other, _buf| {
+        kunit_expect_eq!(t, RustImporter::map_pages(view), Ok(()));
+        match view.map() {
+            Err(e) => kunit_expect_eq!(t, e, EBUSY),
+            Ok(second) => {
+                t.fail(format_args!("a second mapping of a mapped attachment"));
+                view.attachment().unmap(second);
+            }
+        }
+        RustImporter::unmap_pages(view);
         kunit_expect!(t, !view.is_mapped());
     });
 }
@@ -186,6 +204,11 @@ mod suite {
     #[test]
     fn install_refuses_windowless() {
         Test::with_current(super::install_refuses_windowless);
+    }
+
+    #[test]
+    fn map_refused_while_mapped() {
+        Test::with_current(super::map_refused_while_mapped);
     }
 
     #[test]

@@ -140,7 +140,9 @@ pub(crate) fn install_foreign<'a>(umem: &UmemLocked<'a>, other: &'a Attachment) 
     if umem.is_mapped() {
         return Err(EBUSY);
     }
-    let mut mapping = other.map()?;
+    // SAFETY: `other` is an attachment of the case's own, which maps it only
+    // here and in `unmap_foreign`, each time unmapped before returning.
+    let mut mapping = unsafe { other.map() }?;
     let start = umem.umem().address();
     mapping.set_window(start, start.wrapping_add(umem.umem().length()));
     let (mapping, refused) = match umem.install_mapping(mapping) {
@@ -174,7 +176,8 @@ pub(crate) fn unmap_foreign<'a>(
     if umem.is_mapped() {
         return Err(EBUSY);
     }
-    let parts = other.map()?.into_raw_parts();
+    // SAFETY: as in `install_foreign`; the parts are taken back at once.
+    let parts = unsafe { other.map()?.into_raw_parts() };
     let sgt = parts.sgt;
     // SAFETY: the parts of the mapping of `other` made just now, given up once.
     let mapping = unsafe { Mapping::from_raw_parts(other, parts) };

@@ -34,7 +34,7 @@ use crate::abs::workqueue::{msleep, OwnedQueue};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::dma::DataDirection;
 use kernel::dma_buf::export::MoveFence as Fence;
-use kernel::dma_buf::export::{self, BufLocked, Exporter, Fault};
+use kernel::dma_buf::export::{self, BufLocked, Exported, Exporter, Fault};
 use kernel::dma_buf::{Attachment, DmaBuf};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
@@ -517,6 +517,15 @@ pub(crate) fn create_in(
 }
 
 /// The buffer behind `dmabuf`, if this module exported it.
+/// The sample's own view of one of its buffers, with the exporter's powers
+/// (`EINVAL` for a buffer of another exporter).
+fn exported(dmabuf: &DmaBuf) -> Result<Exported<'_>> {
+    dmabuf
+        .exported::<DynamicExp>()
+        .or_else(|| dmabuf.exported::<StaticExp>())
+        .ok_or(EINVAL)
+}
+
 fn buffer(dmabuf: &DmaBuf) -> Result<&Buffer> {
     if let Some(exp) = dmabuf.exporter::<DynamicExp>() {
         return Ok(&exp.buf);
@@ -581,7 +590,7 @@ pub(crate) fn migrate_to(
     if !buf.dynamic {
         return Err(EOPNOTSUPP);
     }
-    let guard = dmabuf.lock();
+    let guard = exported(dmabuf)?.lock();
     // The previous migration's copy must be complete before it is copied again.
     guard.wait_kernel_fences()?;
     if buf.stats.pins.load(Ordering::Relaxed) > 0 {
@@ -613,7 +622,7 @@ impl Buffer {
     /// After a move: zaps CPU mappings, tells every importer
     /// (`dma_buf_invalidate_mappings`), counts.
     fn moved(&self, locked: &BufLocked<'_>) {
-        locked.dmabuf().zap_cpu_mappings();
+        locked.zap_cpu_mappings();
         let notified = self.stats.attachments.load(Ordering::Relaxed);
         self.invalidate(locked);
         self.stats
@@ -687,11 +696,14 @@ pub(crate) fn revoke(vram: &Arc<Vram>) -> Revoked {
     while let Some(dmabuf) = bufs::next_after(cursor) {
         // CAST: the walk's cursor is the buffer's address.
         cursor = dmabuf.as_raw() as usize;
-        let Some(exp) = dmabuf.exporter::<DynamicExp>() else {
+        let (Some(exp), Some(exported)) = (
+            dmabuf.exporter::<DynamicExp>(),
+            dmabuf.exported::<DynamicExp>(),
+        ) else {
             continue;
         };
         let buf = &exp.buf;
-        let guard = dmabuf.lock();
+        let guard = exported.lock();
         let store = buf.store.lock().clone();
         if !matches!(&store, Store::Device(set) if set.is_in(vram)) {
             continue;
@@ -731,7 +743,7 @@ pub(crate) fn revoke_buffer(dmabuf: &DmaBuf, restore: bool) -> Result<Revocation
     if !buf.revocable {
         return Err(EINVAL);
     }
-    let guard = dmabuf.lock();
+    let guard = exported(dmabuf)?.lock();
     if buf.revoked.load(Ordering::Relaxed) != restore {
         return Err(EALREADY);
     }
@@ -792,7 +804,7 @@ pub(crate) fn latency(dmabuf: &DmaBuf) -> Result<LatencySamples> {
     // Fresh vectors swapped in, allocated before the locks are taken.
     let mut unmap = Samples::new(true)?;
     let mut remap = Samples::new(true)?;
-    let guard = dmabuf.lock();
+    let guard = exported(dmabuf)?.lock();
     let mut l = buf.latency.lock();
     core::mem::swap(&mut l.unmap, &mut unmap);
     core::mem::swap(&mut l.remap, &mut remap);

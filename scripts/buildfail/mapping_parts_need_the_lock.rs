@@ -8,7 +8,8 @@ use kernel::dma_buf::{Attachment, Mapping};
 
 pub(crate) fn case(attach: &Attachment) -> kernel::error::Result {
     let guard = attach.lock();
-    let parts = guard.view().map()?.into_raw_parts();
+    // SAFETY: not run; only compiled.
+    let parts = unsafe { guard.view().map()?.into_raw_parts() };
     // SAFETY: not run; only compiled.
     let mut mapping = unsafe { Mapping::from_raw_parts(attach, parts) }; //~twin: let mut mapping = unsafe { Mapping::from_raw_parts(guard.view(), parts) };
     mapping.set_window(0, 4096);

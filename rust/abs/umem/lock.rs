@@ -197,6 +197,23 @@ impl<'a> UmemLocked<'a> {
         }
     }
 
+    /// Maps the umem's attachment, unless the umem holds a mapping already
+    /// (`EBUSY`): an attachment has one live mapping at a time (see
+    /// [`LockedAttachment::map`]), and the umem's `sgt` records it. The
+    /// mapping is the umem's to install ([`UmemLocked::install_mapping`]) or
+    /// unmap.
+    #[inline]
+    pub(crate) fn map(&self) -> Result<UmemMapping<'a>> {
+        if self.is_mapped() {
+            return Err(EBUSY);
+        }
+        // SAFETY: the umem makes every mapping of its attachment here, and
+        // each lives until it is installed (`sgt` set, checked above) or
+        // unmapped; none is installed, so none is live. The attachment is the
+        // umem's alone: it is reached only through the umem.
+        unsafe { self.attach.map() }
+    }
+
     /// Whether a mapping is installed (`sgt` set).
     #[inline]
     pub(crate) fn is_mapped(&self) -> bool {
@@ -221,7 +238,9 @@ impl<'a> UmemLocked<'a> {
         if !ptr::eq(mapping.attachment(), attach) {
             return Err(mapping);
         }
-        let parts = mapping.into_raw_parts();
+        // SAFETY: stored in the umem's fields below and taken back by
+        // `take_mapping`, which unmaps; or given back at once.
+        let parts = unsafe { mapping.into_raw_parts() };
         let Some(p) = parts.window else {
             // SAFETY: the parts of a mapping of `attach` given up just above,
             // unchanged.

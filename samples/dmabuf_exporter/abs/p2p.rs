@@ -286,7 +286,7 @@ impl ChunkSet<VramChunk> {
     /// address of `fault`.
     ///
     /// The caller keeps this set as the buffer's memory until the mapping is
-    /// zapped ([`kernel::dma_buf::DmaBuf::zap_cpu_mappings`]).
+    /// zapped ([`kernel::dma_buf::export::Exported::zap_cpu_mappings`]).
     pub(crate) fn install(&self, fault: &mut Fault<'_>, index: usize) -> Result {
         let (chunk, at) = self.locate(index.checked_mul(PAGE_SIZE).ok_or(EINVAL)?)?;
         let phys = chunk

@@ -197,7 +197,7 @@ impl ChunkSet<PageChunk> {
     /// Maps page `index` of the buffer into the CPU mapping that faulted.
     ///
     /// The caller keeps this set as the buffer's memory until the mapping is
-    /// zapped ([`kernel::dma_buf::DmaBuf::zap_cpu_mappings`]).
+    /// zapped ([`kernel::dma_buf::export::Exported::zap_cpu_mappings`]).
     pub(crate) fn install(&self, fault: &mut Fault<'_>, index: usize) -> Result {
         let page = self.page_raw(index).ok_or(EINVAL)?;
         // SAFETY: `page` is live memory of this set, which the caller keeps as

@@ -63,12 +63,16 @@ impl MappingSlot {
                 *slot = Some(kept);
                 return Err(EBUSY);
             }
-            None => attach.map()?,
+            // SAFETY: the slot lives in the importer data of its attachment and
+            // makes every mapping of it; it keeps none (`None`), so none is live.
+            None => unsafe { attach.map() }?,
         };
         let mut v = KVec::new();
         let r = entries(&mapping, &mut v);
         // INVARIANT: the parts of a mapping of `attach`, stored with it.
-        *slot = Some((ptr::from_ref(attach.attachment()), mapping.into_raw_parts()));
+        // SAFETY: kept in the slot, taken back by `map_entries` or `unmap`.
+        let parts = unsafe { mapping.into_raw_parts() };
+        *slot = Some((ptr::from_ref(attach.attachment()), parts));
         r.map(|()| v)
     }
 
