@@ -85,6 +85,35 @@ mutant_field() {
 }
 
 say() { printf '\033[1m==>\033[0m %s\n' "$*" >&2; }
+
+# verdict_status RC HOST VERDICT: make check's exit status from the
+# report's exit status RC, the host checks' record HOST and the report's
+# output VERDICT, each judged on its own: a host check recorded "not ok",
+# or a closing line that is missing or counts a failure, fails the run
+# whatever RC says. When the closing line hides a failure it is followed
+# by a corrected one, so the output still ends with "N passed, N failed".
+verdict_status() {
+	local rc=$1 host=$2 verdict=$3 last failed=0 passed=0 extra
+	extra=$(grep -c '^not ok ' "$host" 2>/dev/null) || extra=0
+	last=$(tail -n 1 "$verdict" 2>/dev/null)
+	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+		passed=${BASH_REMATCH[1]} failed=${BASH_REMATCH[2]}
+	else
+		echo "FAILED: the verdict has no closing line"
+		rc=1 extra=$((extra + 1))
+	fi
+	if [ "$extra" -gt 0 ] && [ "$failed" = 0 ]; then
+		grep '^not ok ' "$host" 2>/dev/null | sed 's/^not ok /FAILED: /'
+		echo "$passed passed, $extra failed"
+		return 1
+	fi
+	[ "$failed" = 0 ] && [ "$rc" = 0 ] && return 0
+	if [ "$failed" = 0 ]; then
+		echo "FAILED: the report exited $rc"
+		echo "$passed passed, 1 failed"
+	fi
+	return 1
+}
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # Builds from the one source tree, each with its own O= build directory and

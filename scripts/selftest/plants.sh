@@ -511,4 +511,31 @@ else
 	cat "$tmp/mut/out" >&2
 	bad=1
 fi
+# A report that prints "0 failed" and exits 0 while a host check failed,
+# or while it printed no closing line, or that exits non-zero with a clean
+# closing line: make check's own exit status (verdict_status) is red each
+# time, and its output still ends with a closing line that counts the failure.
+printf 'ok rustfmt\nnot ok module build\n' >"$tmp/host-bad.txt"
+printf 'ok rustfmt\n' >"$tmp/host-ok.txt"
+printf 'summary\n12 passed, 0 failed, 1 skipped\n' >"$tmp/verdict-ok.txt"
+printf 'summary\n' >"$tmp/verdict-none.txt"
+status_plant() {	# status_plant NAME RC HOST VERDICT WANT_LAST_LINE
+	local out rc=0
+	out=$(verdict_status "$2" "$tmp/$3" "$tmp/$4") || rc=$?
+	if [ "$rc" != 0 ] && [ "$(tail -n 1 <<<"$out")" = "$5" ]; then
+		echo "    ok   plant '$1': red, \"$(tail -n 1 <<<"$out")\""
+	else
+		echo "    FAIL plant '$1': exit $rc, output: $out" >&2
+		bad=1
+	fi
+}
+status_plant report_hides_host_failure 0 host-bad.txt verdict-ok.txt "12 passed, 1 failed"
+status_plant report_without_closing_line 0 host-ok.txt verdict-none.txt "0 passed, 1 failed"
+status_plant report_exits_nonzero 3 host-ok.txt verdict-ok.txt "12 passed, 1 failed"
+if verdict_status 0 "$tmp/host-ok.txt" "$tmp/verdict-ok.txt" >"$tmp/status.out"; then
+	echo "    ok   a clean report and host record: make check exits 0"
+else
+	echo "    FAIL a clean report and host record turned red: $(cat "$tmp/status.out")" >&2
+	bad=1
+fi
 exit $bad
