@@ -396,6 +396,36 @@ def sanitizer_results(log, lines):
     return results
 
 
+# A gate case's own statement of its result, e.g. "# umem_bench_gate:
+# Rust/C per ...: median 0.913 of 15 rounds (limit 1.100)".
+GATE_RE = re.compile(r"# (\w+): Rust/C .*: median ([0-9.]+) of (\d+) rounds? "
+                     r"\(limit ([0-9.]+)\)")
+# Fewer rounds than this make no median worth gating on.
+GATE_MIN_ROUNDS = 3
+
+
+def gate_results(log, lines):
+    """A failure for each gate line whose stated median is above its stated
+    limit or rests on too few rounds, whatever the case's own status says:
+    the gate's verdict is not taken on the guest's word alone."""
+    results = []
+    for line in lines:
+        m = GATE_RE.search(line)
+        if not m:
+            continue
+        name, median, rounds, limit = m.group(1), float(m.group(2)), int(m.group(3)), \
+            float(m.group(4))
+        why = []
+        if median > limit:
+            why.append(f"median {median:.3f} above its limit {limit:.3f}")
+        if rounds < GATE_MIN_ROUNDS:
+            why.append(f"{rounds} round(s), fewer than {GATE_MIN_ROUNDS}")
+        if why:
+            print(f"{log}: gate {name} states " + " and ".join(why))
+            results.append(Result(log, f"gate {name}: stated median within its limit", "FAIL"))
+    return results
+
+
 def log_results(args, path):
     """Results of one boot: its KTAP documents and the scans of its log."""
     label = os.path.basename(path)
@@ -453,6 +483,7 @@ def log_results(args, path):
         results.append(Result(label, "DMA-API debug error count is 0",
                               "FAIL" if dma_errors[-1] else "PASS"))
     results.extend(sanitizer_results(label, lines))
+    results.extend(gate_results(label, lines))
     if args.require_kmemleak or has_kmemleak(lines):
         objects, ours = kmemleak_leaks(lines)
         if objects:

@@ -192,6 +192,11 @@ plant gate_skipped_by_misspelt_parameter \
 	"FAILED: importer: umem_dmabuf_rs_bench.umem_bench_gate (check.log): skipped (bench_gate_rounds or bench_gate_op_rounds is 0), the manifest expects it to pass" \
 	GATE="ok 1 umem_bench_gate # SKIP bench_gate_rounds or bench_gate_op_rounds is 0" \
 	DMESG="[    2.0] umem_dmabuf_rs: unknown parameter 'bench_gate_round' ignored"
+plant gate_median_above_limit \
+	"gate umem_bench_gate states median 1.200 above its limit 1.100" \
+	GATE=$'# umem_bench_gate: Rust/C per map: median 1.200 of 15 rounds (limit 1.100)\n    ok 1 umem_bench_gate'
+plant gate_of_one_round "gate umem_bench_gate states 1 round(s), fewer than 3" \
+	GATE=$'# umem_bench_gate: Rust/C per map: median 0.900 of 1 rounds (limit 1.100)\n    ok 1 umem_bench_gate'
 plant gate_skipped_by_misspelt_parameter_log "unknown parameter 'bench_gate_round' ignored" \
 	DMESG="[    2.0] umem_dmabuf_rs: unknown parameter 'bench_gate_round' ignored"
 plant lockdep_off_mid_run "FAILED: lockdep (debug_locks) still on at the end (check.log)" \
