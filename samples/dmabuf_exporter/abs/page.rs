@@ -252,7 +252,7 @@ impl<C: Backing> ChunkSet<C> {
         while done < buf.len() {
             let (chunk, at) = self.locate(offset)?;
             let n = core::cmp::min(chunk.bytes() - at, buf.len() - done);
-            chunk.read(at, &mut buf[done..done + n])?;
+            chunk.read(at, buf.get_mut(done..done + n).ok_or(EINVAL)?)?;
             done += n;
             offset += n;
         }
@@ -265,7 +265,7 @@ impl<C: Backing> ChunkSet<C> {
         while done < data.len() {
             let (chunk, at) = self.locate(offset)?;
             let n = core::cmp::min(chunk.bytes() - at, data.len() - done);
-            chunk.write(at, &data[done..done + n])?;
+            chunk.write(at, data.get(done..done + n).ok_or(EINVAL)?)?;
             done += n;
             offset += n;
         }
