@@ -164,7 +164,17 @@ def scan_problems(lines):
             continue
         m = EXPECT_RE.search(line)
         if m:
-            window = m.group(2) if m.group(1) == "begin" else None
+            kind, name = m.group(1), m.group(2)
+            if kind == "begin":
+                if window:
+                    bad.append(f"expect-warnings window '{window}' not closed before "
+                               f"'{name}' began")
+                window = name
+            else:
+                if window != name:
+                    bad.append(f"expect-warnings window '{name}' ended, but "
+                               f"'{window}' was open")
+                window = None
             continue
         if not BAD_RE.search(line):
             continue
@@ -173,6 +183,10 @@ def scan_problems(lines):
             expected += 1
             continue
         bad.append(line)
+    if window:
+        # A window whose end never came would forgive every WARNING to the
+        # end of the log.
+        bad.append(f"expect-warnings window '{window}' never closed")
     return list(dict.fromkeys(bad)), expected
 
 

@@ -197,6 +197,10 @@ plant gate_median_above_limit \
 	GATE=$'# umem_bench_gate: Rust/C per map: median 1.200 of 15 rounds (limit 1.100)\n    ok 1 umem_bench_gate'
 plant gate_of_one_round "gate umem_bench_gate states 1 round(s), fewer than 3" \
 	GATE=$'# umem_bench_gate: Rust/C per map: median 0.900 of 1 rounds (limit 1.100)\n    ok 1 umem_bench_gate'
+plant expect_window_never_closed "expect-warnings window 'case_x' never closed" \
+	DMESG=$'[    2.0] umem-expect-warnings-begin case_x\n[    2.1] WARNING: CPU: 0 PID: 1 at drivers/x.c:1 f+0x1/0x2'
+plant expect_window_mismatched "expect-warnings window 'case_y' ended, but 'case_x' was open" \
+	DMESG=$'[    2.0] umem-expect-warnings-begin case_x\n[    2.1] umem-expect-warnings-end case_y'
 plant gate_skipped_by_misspelt_parameter_log "unknown parameter 'bench_gate_round' ignored" \
 	DMESG="[    2.0] umem_dmabuf_rs: unknown parameter 'bench_gate_round' ignored"
 plant lockdep_off_mid_run "FAILED: lockdep (debug_locks) still on at the end (check.log)" \
