@@ -7,15 +7,16 @@ Every KTAP document a guest printed is judged: the blocks between
 steps) and the kernel's own boot-time suites (everything before the guest
 job's @@UMEM-GUEST-START line), each fed on its own to the kernel's
 tools/testing/kunit/kunit.py parse, whose JSON gives the per-case results.
-A line anywhere else that looks like a test result ("ok N", "not ok N")
-fails the run: nothing that reads as a result is left unread.
+A line anywhere else that looks like a test result ("ok N", "not ok N"),
+or one inside a block that kunit.py did not read (past the document's
+plan), fails the run: nothing that reads as a result is left unread.
 
 The whole log is also scanned for kernel WARNINGs, BUGs, Oopses, lockdep,
 KASAN, UBSAN, debugobjects and list corruption reports, for an unknown
 module parameter and for a sanitizer switching itself off; each fails the
 run. A WARNING between the kernel log lines "umem-expect-warnings-begin
-NAME" and "umem-expect-warnings-end NAME" is one a test provoked on purpose
-and does not count. The guest's kmemleak report (@@UMEM-KMEMLEAK-BEGIN/END@@)
+NAME SITE" and "umem-expect-warnings-end NAME", raised at SITE, is one a
+test provoked on purpose and does not count. The guest's kmemleak report (@@UMEM-KMEMLEAK-BEGIN/END@@)
 fails the run when a leaked object's allocation backtrace touches RDMA,
 dma-buf or the project's modules; @@UMEM-SANITIZERS ...@@ says whether
 lockdep, kmemleak and DMA-API debugging were still on at the end; the
@@ -73,26 +74,37 @@ BAD = [
 BAD_RE = re.compile("|".join(BAD))
 # What a test may provoke on purpose between expect-warnings markers.
 EXPECTABLE_RE = re.compile(r"WARNING:")
-EXPECT_RE = re.compile(r"umem-expect-warnings-(begin|end) (\S+)")
+# "umem-expect-warnings-begin NAME SITE" ... "umem-expect-warnings-end NAME":
+# NAME is the case, SITE the source file (or function) of the one warning
+# the case provokes; a WARNING from anywhere else inside the window fails.
+EXPECT_RE = re.compile(r"umem-expect-warnings-(begin|end) (\S+)(?: (\S+))?")
 # A leak in the code under test: its allocation backtrace names one of these.
 LEAK_RE = re.compile(
     r"\b(ib_\w+|rxe_\w+|rdma_\w+|uverbs\w*|\w*dma_buf\w*|\w*dmabuf\w*|umem\w*|"
     r"dma_resv\w*|dma_fence\w*)|\[(umem_dmabuf_rs|dmabuf_exporter_rs)\]|"
+    # The series' Rust in the kernel crate, by its mangled (v0) path:
+    # kernel::dma_buf, kernel::dma, kernel::scatterlist, and the C helpers
+    # the series adds for them.
+    r"[_C]6kernel(7dma_buf|3dma|11scatterlist)|"
+    r"\bkernel::(dma_buf|dma|scatterlist)\b|\brust_helper_(sg|dma|iosys_map)_\w+|"
     # A frame kmemleak could not name: in module space, so in one of the
     # project's modules (the only ones the guest loads), unloaded by then.
     r"^\s*0xffffffffa[0-9a-f]{7}\b"
 )
-# Reports the kernel's own code makes that are not this project's to fix:
-# (message, a frame the report's call trace must contain, why). The report
-# (from its first line to "---[ end trace") is counted apart, printed, and
-# does not fail the run; the same message from anywhere else still does.
-# Each entry: the report's first line, a frame its trace must hold, and why
-# it is forgiven, with the upstream reference. A data race (KCSAN, make
-# check-kcsan) is forgiven the same way. No report is forgiven whose lines
-# name the project's code (OURS_RE), whatever its entry says.
+# Reports the kernel's own code makes that are not this project's to fix.
+# Each entry: the report's first line, a frame its trace must hold, the
+# WARNING line the report itself prints (None if it prints none), and why
+# it is forgiven, with the upstream reference. Such a report is counted
+# apart, printed, and does not fail the run; it is forgiven by identity:
+# its first line and its own WARNING line, nothing else. Any other report
+# printed inside its lines (another CPU's, say) still fails, as does the
+# same message from anywhere else. A data race (KCSAN, make check-kcsan) is
+# forgiven the same way. No report is forgiven whose lines name the
+# project's code (OURS_RE), whatever its entry says.
 KNOWN_UPSTREAM = [
     (re.compile(r"ODEBUG: object \S+ is on stack \S+, but NOT annotated"),
      re.compile(r"\brust_doctest_kernel_time_hrtimer_rs_\d+\+"),
+     re.compile(r"WARNING: .*\blib/debugobjects\.c:\d+ (at )?debug_object_is_on_stack\+"),
      "7.3's kernel::time::hrtimer examples put timers on the stack without "
      "the debug-objects annotation (CONFIG_DEBUG_OBJECTS_TIMERS)"),
 ]
@@ -133,21 +145,37 @@ class Result:
 
 
 def known_upstream(lines):
-    """Indexes of the lines of reports listed in KNOWN_UPSTREAM, and the
-    reasons of the reports found (one entry per report)."""
+    """Indexes of the lines that are reports listed in KNOWN_UPSTREAM (each
+    report's first line and its own WARNING line), and the reasons of the
+    reports found (one entry per report)."""
     skip, found = set(), []
     for i, line in enumerate(lines):
-        for msg, frame, why in KNOWN_UPSTREAM:
+        for msg, frame, warning, why in KNOWN_UPSTREAM:
             if not msg.search(line):
                 continue
             end = next((j for j in range(i + 1, min(i + 120, len(lines)))
                         if END_TRACE_RE.search(lines[j])), None)
             if end is None or any(OURS_RE.search(l) for l in lines[i:end]):
                 continue
-            if any(frame.search(l) for l in lines[i:end]):
-                skip.update(range(i, end + 1))
-                found.append(why)
+            if not any(frame.search(l) for l in lines[i:end]):
+                continue
+            own = {i}
+            if warning is not None:
+                first = next((j for j in range(i + 1, end) if warning.search(lines[j])), None)
+                if first is None:
+                    continue
+                own.add(first)
+            skip.update(own)
+            found.append(why)
     return skip, found
+
+
+def warning_from(line, site):
+    """Whether the WARNING line was raised at SITE: a source file
+    ("WARNING: rust/kernel/dma_buf.rs:781 at ...", or "at FILE:LINE" in the
+    older form) or a function ("at func+0x1/0x2")."""
+    return re.search(r"(^|[\s/])" + re.escape(site) + r"(:\d|\+0x)", PREFIX_RE.sub("", line)) \
+        is not None
 
 
 def scan_problems(lines):
@@ -155,9 +183,9 @@ def scan_problems(lines):
 
     Returns (bad, expected): the distinct problem lines outside expect
     windows and known upstream reports, and the number of WARNING lines
-    inside expect windows.
+    inside expect windows raised at the site their window names.
     """
-    bad, expected, window = [], 0, None
+    bad, expected, window, site = [], 0, None, None
     skip, _ = known_upstream(lines)
     for i, line in enumerate(lines):
         if i in skip:
@@ -169,18 +197,25 @@ def scan_problems(lines):
                 if window:
                     bad.append(f"expect-warnings window '{window}' not closed before "
                                f"'{name}' began")
-                window = name
+                window, site = name, m.group(3)
+                if not site:
+                    bad.append(f"expect-warnings window '{name}' names no site of the "
+                               f"warning it expects")
             else:
                 if window != name:
                     bad.append(f"expect-warnings window '{name}' ended, but "
                                f"'{window}' was open")
-                window = None
+                window, site = None, None
             continue
         if not BAD_RE.search(line):
             continue
-        if window and EXPECTABLE_RE.search(line) and not re.search(
+        if window and site and EXPECTABLE_RE.search(line) and not re.search(
                 r"BUG:|Oops|panic|lock|KASAN|UBSAN", line):
-            expected += 1
+            if warning_from(line, site):
+                expected += 1
+                continue
+            bad.append(f"expect-warnings window '{window}' expects a warning from {site}, "
+                       f"not: {PREFIX_RE.sub('', line)}")
             continue
         bad.append(line)
     if window:
@@ -334,8 +369,18 @@ def ktap_blocks(lines):
     return sections(lines)[1]
 
 
+def judged_lines(node):
+    """How many result lines kunit.py read into NODE (its JSON): one per
+    case, one per group (a suite, a parameterised case), the root aside."""
+    return sum(1 + judged_lines(sub) for sub in node.get("sub_groups", [])) + \
+        len(node.get("test_cases", []))
+
+
 def parse_block(kunit_py, log, name, block, verbose):
-    """Runs kunit.py parse on one block; returns [Result]."""
+    """Runs kunit.py parse on one block; returns ([Result], unread): unread
+    are the block's result lines kunit.py did not read, those past the end
+    of its KTAP document (after the top-level plan's last result, or a
+    second document)."""
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "ktap.log")
         out = os.path.join(tmp, "result.json")
@@ -347,11 +392,21 @@ def parse_block(kunit_py, log, name, block, verbose):
             text=True,
         )
         if verbose or proc.returncode != 0:
-            sys.stdout.write(proc.stdout)
-        cases = []
+            # Each line says which log and block it is from: the suites of
+            # both importers have the same names.
+            tag = f"[{log}: {name}] "
+            sys.stdout.write("".join(re.sub(r"^\[\d\d:\d\d:\d\d\] ", tag, l)
+                                     for l in proc.stdout.splitlines(keepends=True)))
+        cases, read = [], 0
         if os.path.exists(out):
             with open(out) as f:
-                count_cases(json.load(f), cases)
+                tree = json.load(f)
+            count_cases(tree, cases)
+            read = judged_lines(tree)
+    lines = [l for l in block if RESULT_RE.match(PREFIX_RE.sub("", l))]
+    # kunit.py reads a document from its start to the top-level plan's last
+    # result; what it did not read comes after.
+    unread = lines[read:] if len(lines) > read else []
     reasons = skip_reasons(block)
     results = []
     for case, status in cases:
@@ -371,7 +426,7 @@ def parse_block(kunit_py, log, name, block, verbose):
         # A module whose suites were all filtered out prints no tests.
         results.append(Result(log, f"{name}: no tests in its KTAP output", "SKIP",
                               "no KTAP output"))
-    return results
+    return results, unread
 
 
 KLOG_STAMP_RE = re.compile(r"^\[\s*\d+\.\d{6}\] ")
@@ -461,17 +516,19 @@ def log_results(args, path):
         results.append(Result(label, "guest job exited 0",
                               "PASS" if exits and exits[-1] == 0 else "FAIL"))
     boot, blocks, rest = sections(lines)
-    ran = 0
+    ran, stray = 0, []
     if any(re.search(r"KTAP version|TAP version", l) for l in boot):
-        got = parse_block(args.kunit_py, label, "boot", boot, not args.quiet)
+        got, unread = parse_block(args.kunit_py, label, "boot", boot, not args.quiet)
         results.extend(got)
+        stray += unread
     for name, block in blocks:
-        got = parse_block(args.kunit_py, label, name, block, not args.quiet)
+        got, unread = parse_block(args.kunit_py, label, name, block, not args.quiet)
         ran += sum(1 for r in got if r.status != "SKIP")
         results.extend(got)
+        stray += unread
     if args.require_ktap and not ran:
         results.append(Result(label, "guest printed KTAP results", "FAIL"))
-    stray = stray_results(rest, blocks)
+    stray += stray_results(rest, blocks)
     if stray:
         print(f"{label}: test results outside every KTAP document:")
         for l in stray[:10]:

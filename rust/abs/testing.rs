@@ -126,6 +126,10 @@ pub(crate) fn ib_device(case: &Test) -> Result<(&IbDevice, &Device<Bound>)> {
     Ok(unsafe { (IbDevice::from_raw(ibdev), Device::<Bound>::from_raw(dev)) })
 }
 
+/// Where the warning of a refused unmap comes from: the source file of
+/// [`kernel::dma_buf::LockedAttachment::unmap`].
+const UNMAP_WARNING_SITE: &str = "rust/kernel/dma_buf.rs";
+
 /// Maps `other`, another attachment of the buffer `umem` is attached to,
 /// under the lock `umem` holds, trims it to the umem's range as the importer
 /// does, and offers it to [`UmemLocked::install_mapping`], which must refuse
@@ -161,8 +165,9 @@ pub(crate) fn install_foreign<'a>(umem: &UmemLocked<'a>, other: &'a Attachment) 
 /// exporter. `between` runs after that call (to read the exporter's
 /// counts); then the mapping is unmapped through `other`, as it must be.
 /// The warning is expected: it is printed between the kernel log lines
-/// `umem-expect-warnings-begin NAME` and `-end NAME`, which the host's
-/// verdict reads.
+/// `umem-expect-warnings-begin NAME SITE` and `-end NAME`, which the host's
+/// verdict reads; SITE is the source file the warning comes from, and a
+/// warning from anywhere else inside the window still fails the run.
 ///
 /// `EINVAL` if `other` belongs to another buffer; `EBUSY` if `umem` holds
 /// a mapping already.
@@ -181,7 +186,7 @@ pub(crate) fn unmap_foreign<'a>(
     let sgt = parts.sgt;
     // SAFETY: the parts of the mapping of `other` made just now, given up once.
     let mapping = unsafe { Mapping::from_raw_parts(other, parts) };
-    pr_err!("umem-expect-warnings-begin {name}\n");
+    pr_err!("umem-expect-warnings-begin {name} {UNMAP_WARNING_SITE}\n");
     umem.attachment().unmap(mapping);
     pr_err!("umem-expect-warnings-end {name}\n");
     between();

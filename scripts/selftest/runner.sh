@@ -128,13 +128,21 @@ expect fail "kmemleak leak in an unloaded module" "$tmp/leakgone" || bad=1
 expect pass "kmemleak leak elsewhere is only counted" "$tmp/leakother" || bad=1
 { ktap ok; kmemleak acpi_ns_evaluate; end; } >"$tmp/leakother"
 expect pass "kmemleak leak elsewhere" "$tmp/leakother" || bad=1
+# The series' Rust in the kernel crate, by its mangled names.
+leak_in_rust() {	# leak_in_rust PATH SYMBOL
+	{ ktap ok; kmemleak "$2"; end; } >"$tmp/leakrust"
+	expect fail "kmemleak leak in the series' Rust ($1)" "$tmp/leakrust" || bad=1
+}
+leak_in_rust kernel::scatterlist _RNvMNtCs1EKtwoKEMO2_6kernel11scatterlistNtB2_7SGTable3new
+leak_in_rust kernel::dma _RNvMNtCs1EKtwoKEMO2_6kernel3dmaINtB2_17CoherentAllocationE5alloc
 { ktap ok; echo "@@UMEM-DMESG-BEGIN@@"; echo "@@UMEM-DMESG-END@@"; } >"$tmp/noleakscan"
 expect fail "no kmemleak report" "$tmp/noleakscan" || bad=1
-# A WARNING a test provokes on purpose, between its markers, does not count;
-# one after the end marker does, and so does a lockdep report inside.
+# A WARNING a test provokes on purpose, between its markers and from the
+# site the begin marker names, does not count; one after the end marker
+# does, and so do one from another site and a lockdep report inside.
 expected_warning() {	# expected_warning LINE_INSIDE [LINE_AFTER]
 	ktap ok
-	echo "[    1.4] umem-expect-warnings-begin provoked_case"
+	echo "[    1.4] umem-expect-warnings-begin provoked_case rust/helpers/bug.c"
 	echo "[    1.5] $1"
 	echo "[    1.6] umem-expect-warnings-end provoked_case"
 	[ -n "${2:-}" ] && echo "[    1.7] $2"
@@ -147,6 +155,12 @@ expected_warning "$warnline" "$warnline" >"$tmp/unexpected"
 expect fail "WARNING after the end marker" "$tmp/unexpected" || bad=1
 expected_warning "WARNING: possible circular locking dependency detected" >"$tmp/lockdepin"
 expect fail "lockdep report between markers" "$tmp/lockdepin" || bad=1
+expected_warning "WARNING: drivers/dma-buf/dma-buf.c:1130 at dma_buf_unmap_attachment+0x5/0x10" \
+	>"$tmp/othersite"
+expect fail "WARNING from another site between markers" "$tmp/othersite" || bad=1
+expected_warning "WARNING: rust/helpers/bug.c:12 at rust_helper_WARN_ON+0x5/0x10, CPU#0: t/1" \
+	>"$tmp/newform"
+expect pass "expected WARNING in 7.3's form between markers" "$tmp/newform" || bad=1
 # Two boots: each log is judged on its own.
 expect pass "two clean boots" "$tmp/good" "$tmp/good" || bad=1
 expect fail "WARNING in the second boot" "$tmp/good" "$tmp/warn" || bad=1
