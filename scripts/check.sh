@@ -196,6 +196,8 @@ record "documentation builds (make docs, warnings are errors)" "$ROOT/scripts/do
 # initramfs being packed meanwhile takes the old or the new copy.
 record "install.rst's commands: the series applies, the production modules build without test code" \
 	env CLIPPY=1 "$ROOT/scripts/doctest.sh"
+record "make module KDIR=: a tree built by another rustc or clang, or without Rust, is refused" \
+	"$ROOT/scripts/selftest/kdir.sh"
 record "no development history in the tree" "$ROOT/scripts/lint.sh" history
 record "the manual's patch references match patches/linux-$UMEM_KVER" "$ROOT/scripts/lint.sh" patchrefs
 # make mutants is a lane of its own (an hour); what make check keeps of it

@@ -8,12 +8,51 @@
 # make kunit, make bench and make demo load them; UMEM_KUNIT=n (make module)
 # builds the production modules, which link no test code (see Kbuild).
 # UMEM_GUEST_PROGRAMS=n builds the modules alone, not the guest programs
-# (make check's copy of the tree for the gate boots, which run none).
+# (make check's copy of the tree for the gate boots, which run none); it is
+# the default with KDIR=, whose rustc and clang (from the tree's
+# configuration) the build then uses, or refuses to build without.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+user_kdir=${KDIR:-}
 KDIR=${KDIR:-$KOUT}
 [ -f "$KDIR/Module.symvers" ] || die "no built kernel in $KDIR: run 'make kernel' first (or give KDIR=<a built, patched kernel tree>)"
+
+# kdir_toolchain: a kernel tree the user built (KDIR) decides the compilers:
+# a Rust module links against that kernel's `kernel` crate, which only the
+# rustc that compiled it can read, and Kbuild must use the same clang. The
+# rustc is taken from the tree's configuration and used if rustup has it;
+# a mismatch it cannot resolve is refused, saying what to install.
+kdir_toolchain() {
+	local conf=$KDIR/include/config/auto.conf want clang major
+	[ -f "$conf" ] || die "$KDIR has no include/config/auto.conf: not a configured, built kernel tree"
+	grep -q '^CONFIG_RUST=y' "$conf" ||
+		die "the kernel in $KDIR was built without CONFIG_RUST: see Documentation/install.rst, 2"
+	want=$(sed -n 's/^CONFIG_RUSTC_VERSION_TEXT="\{0,1\}rustc \([0-9.]*\).*/\1/p' "$conf")
+	[ -n "$want" ] || die "$conf does not say which rustc built the kernel"
+	if [ "$want" != "$RUSTUP_TOOLCHAIN" ]; then
+		if rustup toolchain list 2>/dev/null | grep -q "^$want-"; then
+			echo "the kernel in $KDIR was built with rustc $want: the modules are built with it too"
+			export RUSTUP_TOOLCHAIN=$want
+		else
+			die "the kernel in $KDIR was built with rustc $want, and rustup has no such toolchain (this project pins $RUST_TOOLCHAIN): rustup toolchain install $want --component rust-src, then run this again"
+		fi
+	fi
+	clang=$(sed -n 's/^CONFIG_CLANG_VERSION=\([0-9]*\)/\1/p' "$conf")
+	if [ "${clang:-0}" = 0 ]; then
+		KLLVM=	# a GCC-built kernel: Kbuild's defaults
+		return
+	fi
+	major=$((clang / 10000))
+	if command -v "clang-$major" >/dev/null; then
+		KLLVM=-$major
+	elif clang --version 2>/dev/null | grep -q "version $major\."; then
+		KLLVM=1
+	else
+		die "the kernel in $KDIR was built with clang $major, which is not installed: apt-get install clang-$major lld-$major llvm-$major"
+	fi
+}
+[ -z "$user_kdir" ] || kdir_toolchain
 mkdir -p "$LOGDIR" "$ROOT/build"
 stamp=$ROOT/build/module-kernel
 if [ "${1:-}" = clean ]; then
@@ -37,7 +76,8 @@ echo "$this" >"$stamp"
 guest_programs() {
 	local tmpbin=$ROOT/build/guest-bin.new src out link manifest
 	mkdir -p "$ROOT/build/guest-bin" "$tmpbin"
-	for src in "$ROOT"/samples/*/user/*.c "$ROOT"/samples/rdma_dmabuf_pingpong/*.c; do
+	for src in "$ROOT"/samples/*/user/*.c "$ROOT"/samples/rdma_dmabuf_pingpong/*.c \
+		"$ROOT"/samples/rdma_dmabuf_smoke/*.c; do
 		[ -e "$src" ] || continue
 		out=$ROOT/build/guest-bin/$(basename "$src" .c)
 		# Static, except RDMA programs: libibverbs loads its providers itself.
@@ -65,6 +105,9 @@ guest_programs() {
 		mv "$tmpbin/uverbs-dmabuf" "$ROOT/build/guest-bin/uverbs-dmabuf"
 	fi
 }
+# A user's kernel tree (KDIR) gets the modules alone: the guest programs
+# are for the QEMU guests (and need cargo, bindgen and libibverbs-dev).
+[ -z "$user_kdir" ] || UMEM_GUEST_PROGRAMS=${UMEM_GUEST_PROGRAMS:-n}
 if [ "${UMEM_GUEST_PROGRAMS:-y}" != n ]; then
 	guest_programs
 fi

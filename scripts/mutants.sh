@@ -68,7 +68,8 @@ copy_tree() {
 # compile.
 build_module() {
 	local tree=$dir/tree-$1
-	if ! KDIR=${2:-} UMEM_KUNIT=y UMEM_LOGDIR=$tree/build/logs "$tree/scripts/module.sh" \
+	if ! KDIR=${2:-} UMEM_KUNIT=y UMEM_GUEST_PROGRAMS=y UMEM_LOGDIR=$tree/build/logs \
+		"$tree/scripts/module.sh" \
 		>>"$logs/$1.build.txt" 2>&1 &&
 		! grep -q 'module build has warnings' "$logs/$1.build.txt"; then
 		echo "build" >"$logs/$1.status"
