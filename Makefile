@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: all kernel module check check-full check-slow check-kcsan kunit demo docs bench mutants fuzz fuzz-seeds coverage two-node two-node-bench demo-2node fmt clean kernel-clean
+.PHONY: all kernel module check check-full check-slow check-kcsan kunit demo docs bench mutants fuzz fuzz-seeds coverage two-node two-node-bench demo-2node fmt clean kernel-clean smoke
 
 all: module
 
@@ -25,6 +25,18 @@ endif
 
 check:
 	@$(SCRIPTS)/check.sh
+
+# On a real machine booted into a kernel with the series, as root: one
+# dma-buf MR of the system heap on the first RDMA device, served by
+# umem_dmabuf_rs, a loopback WRITE and READ checked (scripts/smoke.sh;
+# SMOKE_ARGS: -d DEV, -g GIDX, --module KO). Needs gcc and libibverbs-dev.
+smoke:
+	@mkdir -p build/smoke
+	@echo '#include <infiniband/verbs.h>' | gcc -E - >/dev/null 2>&1 || \
+		{ echo "make smoke: needs libibverbs-dev (apt-get install libibverbs-dev)" >&2; exit 2; }
+	@gcc -O2 -Wall -Wextra -Werror -o build/smoke/rdma_dmabuf_smoke \
+		samples/rdma_dmabuf_smoke/rdma_dmabuf_smoke.c -libverbs
+	@sh $(SCRIPTS)/smoke.sh $(SMOKE_ARGS)
 
 # The KUnit suites of both modules alone, in one short boot (KUNIT_FILTER).
 kunit:

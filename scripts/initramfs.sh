@@ -128,6 +128,8 @@ done
 # The files only: a Python byte-code cache directory left by a host run of
 # the guest's Python scripts is neither needed nor a file cp copies.
 find "$ROOT/scripts/guest" -maxdepth 1 -type f -exec cp {} "$root/umem/" \;
+# make smoke's script, run in the guest as a real machine would run it.
+cp "$ROOT/scripts/smoke.sh" "$root/umem/"
 chmod +x "$root"/umem/*.sh
 cp "$ROOT/scripts/guest/init" "$root/init"
 chmod +x "$root/init"

@@ -5,6 +5,11 @@
 # Rust module:
 #   rdma_dmabuf_pingpong_<importer>  the C example between two processes,
 #                                  the server's buffer in device memory
+#   smoke_*                        make smoke's script (scripts/smoke.sh)
+#                                  as on a real machine, rxe0 for its NIC,
+#                                  between the two importers' suites: its
+#                                  refusals, then one system-heap MR served
+#                                  by the module it loads and unloads
 #   rdma_core_<importer>           C: test_mr (the DmaBuf tests reach the
 #                                  importer, the others rxe's MR code, the
 #                                  same on either importer, so once); make
@@ -118,10 +123,45 @@ importer_suites() {
 		migrating devmem "rdma_core_migrate_$1" $DMABUF_TESTS
 }
 
+# smoke_refused WANT ARGS...: make smoke's script (scripts/smoke.sh) with
+# ARGS must refuse, exit 2, saying WANT.
+smoke_refused() {
+	local want=$1 rc
+	shift
+	sh /umem/smoke.sh "$@" >/tmp/smoke.out 2>&1
+	rc=$?
+	cat /tmp/smoke.out
+	[ $rc -eq 2 ] && grep -q "$want" /tmp/smoke.out
+}
+
+# smoke_refused_without_series: the same, on a kernel whose symbols lack
+# the series' hook (SMOKE_KALLSYMS stands in for /proc/kallsyms).
+smoke_refused_without_series() {
+	local rc
+	export SMOKE_KALLSYMS=/dev/null
+	smoke_refused "does not carry the series" --program /umem/bin/rdma_dmabuf_smoke
+	rc=$?
+	unset SMOKE_KALLSYMS
+	return $rc
+}
+
+# smoke: make smoke as on a real machine, rxe0 standing in for its NIC: it
+# loads the Rust importer, registers a system-heap dma-buf MR, WRITEs and
+# READs through it and unloads the module again.
+smoke() {
+	sh /umem/smoke.sh -d rxe0 -g "$GIDX" --module $MODDIR/umem_dmabuf_rs.ko \
+		--program /umem/bin/rdma_dmabuf_smoke "$@"
+}
+
 GIDX=$(rxe_setup)
 step rxe_device_with_ipv4_gid test -n "$GIDX"
 step insmod_exporter insmod $MODDIR/dmabuf_exporter_rs.ko
 importer_suites c "${RDMA_CORE_SELECT:-$C_SELECT}"
+step smoke_refuses_a_kernel_without_the_series smoke_refused_without_series
+step smoke_refuses_a_missing_device smoke_refused "no RDMA device nosuch" -d nosuch \
+	--program /umem/bin/rdma_dmabuf_smoke
+step smoke_on_rxe smoke
+step smoke_left_the_module_unloaded test ! -d /sys/module/umem_dmabuf_rs
 step insmod_umem_dmabuf_rs insmod $MODDIR/umem_dmabuf_rs.ko count_calls=1
 importer_suites rust $DMABUF_TESTS,$CPU_ACCESS
 # The Rust importer, not the built-in one, made the tests' umems.

@@ -1,0 +1,136 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# smoke.sh [-d DEV] [-g GIDX] [--module KO] [--program PATH]: make smoke.
+# Run as root on a machine booted into a kernel with the series: one dma-buf
+# MR from the system dma-heap on an RDMA device, served by the Rust importer,
+# with a loopback RDMA WRITE and READ whose bytes are checked
+# (samples/rdma_dmabuf_smoke). It
+#  - refuses (exit 2, saying why) a kernel without the series, a machine
+#    without an RDMA device or without the system heap;
+#  - loads umem_dmabuf_rs (--module KO, else the installed module, else the
+#    one make module built here) unless it is loaded already;
+#  - records the ib_umem_dmabuf (and, on rxe, rxe_dmabuf) trace events in a
+#    trace instance of its own, prints them and which importer served the
+#    MR (the get event's importer=), and the MR's netlink attributes
+#    (rdma resource show mr -dd) while it is registered;
+#  - leaves nothing behind: the trace instance removed, the module unloaded
+#    if it loaded it, tracefs unmounted if it mounted it, and the number of
+#    dma-bufs the same as before (debugfs bufinfo, when mounted).
+# Exit status 0 only when the bytes arrived intact, the module served the MR
+# and nothing was left. POSIX sh: make check runs it in QEMU's busybox, on
+# rxe, as the stand-in for a real machine. SMOKE_KALLSYMS replaces
+# /proc/kallsyms (the guest's check of the refusal).
+set -u
+dev= gidx= ko= prog=
+here=$(cd "$(dirname "$0")/.." 2>/dev/null && pwd)
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-d) dev=$2; shift 2 ;;
+	-g) gidx=$2; shift 2 ;;
+	--module) ko=$2; shift 2 ;;
+	--program) prog=$2; shift 2 ;;
+	*) echo "usage: smoke.sh [-d DEV] [-g GIDX] [--module KO] [--program PATH]" >&2; exit 2 ;;
+	esac
+done
+say() { echo "smoke: $*"; }
+refuse() { echo "smoke: refused: $*" >&2; exit 2; }
+
+[ "$(id -u)" = 0 ] || refuse "run as root (it loads a module and registers memory)"
+[ -n "$prog" ] || prog=$here/build/smoke/rdma_dmabuf_smoke
+[ -x "$prog" ] || refuse "no $prog: build it with make smoke"
+
+# ib_core and uverbs, if they are modules (built in, this does nothing).
+modprobe -q ib_uverbs 2>/dev/null || true
+T=/sys/kernel/tracing
+mounted=
+if [ ! -d $T/events ]; then
+	mount -t tracefs nodev $T 2>/dev/null || refuse "cannot mount tracefs on $T"
+	mounted=1
+fi
+unmount() { [ -z "$mounted" ] || umount $T; }
+if ! grep -qw ib_umem_dmabuf_register_ops "${SMOKE_KALLSYMS:-/proc/kallsyms}" ||
+	[ ! -d $T/events/ib_umem_dmabuf ]; then
+	unmount
+	refuse "the running kernel ($(uname -r)) does not carry the series: no ib_umem_dmabuf_register_ops, no ib_umem_dmabuf trace events; boot a kernel built with patches/linux-7.3 (Documentation/install.rst)"
+fi
+if [ -z "$dev" ]; then
+	dev=$(ls /sys/class/infiniband 2>/dev/null | head -n 1)
+	[ -n "$dev" ] || { unmount; refuse "no RDMA device (for a software one: rdma link add rxe0 type rxe netdev IFACE)"; }
+elif [ ! -e "/sys/class/infiniband/$dev" ]; then
+	unmount
+	refuse "no RDMA device $dev (there are: $(ls /sys/class/infiniband 2>/dev/null | tr '\n' ' '))"
+fi
+[ -c /dev/dma_heap/system ] || { unmount; refuse "no /dev/dma_heap/system (CONFIG_DMABUF_HEAPS_SYSTEM)"; }
+say "kernel $(uname -r) carries the series; device $dev; system heap present"
+
+bufs() {	# the number of dma-bufs, or nothing without debugfs
+	f=/sys/kernel/debug/dma_buf/bufinfo
+	[ -r $f ] && sed -n 's/^Total \([0-9]*\) objects.*/\1/p' $f
+}
+before=$(bufs)
+
+loaded=
+if [ -d /sys/module/umem_dmabuf_rs ]; then
+	say "umem_dmabuf_rs was loaded already: used as it is, left loaded"
+elif [ -n "$ko" ]; then
+	insmod "$ko" || { unmount; refuse "insmod $ko failed (see dmesg)"; }
+	loaded=1
+elif modinfo umem_dmabuf_rs >/dev/null 2>&1; then
+	modprobe umem_dmabuf_rs || { unmount; refuse "modprobe umem_dmabuf_rs failed (see dmesg)"; }
+	loaded=1
+elif [ -f "$here/umem_dmabuf_rs.ko" ]; then
+	insmod "$here/umem_dmabuf_rs.ko" || { unmount; refuse "insmod $here/umem_dmabuf_rs.ko failed (see dmesg)"; }
+	loaded=1
+else
+	unmount
+	refuse "no umem_dmabuf_rs: give --module KO, install it or run make module"
+fi
+[ -z "$loaded" ] || say "loaded umem_dmabuf_rs"
+
+inst=$T/instances/umem_smoke_$$
+mkdir $inst
+echo 1 >$inst/events/ib_umem_dmabuf/enable
+[ ! -d $inst/events/rxe_dmabuf ] || echo 1 >$inst/events/rxe_dmabuf/enable
+show=:
+command -v rdma >/dev/null 2>&1 && show="rdma -dd resource show mr dev $dev"
+out=/tmp/umem_smoke_$$.out
+"$prog" -d "$dev" ${gidx:+-g "$gidx"} -c "echo 'smoke: netlink, rdma resource show mr -dd:'; $show" >$out 2>&1
+prc=$?
+cat $out
+echo 0 >$inst/events/enable
+say "trace events (ib_umem_dmabuf, rxe_dmabuf) during the run:"
+grep -v '^#' $inst/trace | sed 's/^ */    /'
+fd=$(sed -n 's/.*(dma-buf fd=\([0-9]*\)).*/\1/p' $out)
+importer=$(grep -v '^#' $inst/trace | grep "ib_umem_dmabuf_get:.* fd=$fd .*err=0" |
+	sed -n 's/.* importer=\([a-z]*\) .*/\1/p' | head -n 1)
+rm -f $out
+rmdir $inst
+rc=0
+if [ -n "$loaded" ]; then
+	rmmod umem_dmabuf_rs || { say "FAIL: rmmod umem_dmabuf_rs"; rc=1; }
+fi
+unmount
+after=$(bufs)
+
+if [ $prc -ne 0 ]; then
+	say "FAIL: the dma-buf MR's transfers (rdma_dmabuf_smoke exited $prc)"
+	rc=1
+fi
+case "$importer" in
+module) say "the Rust importer (umem_dmabuf_rs) served the MR: ib_umem_dmabuf_get importer=module" ;;
+builtin) say "FAIL: the built-in C importer served the MR (importer=builtin)"; rc=1 ;;
+*) say "FAIL: no ib_umem_dmabuf_get event for the MR's dma-buf (fd=$fd)"; rc=1 ;;
+esac
+if [ "$before" != "$after" ]; then
+	say "FAIL: $before dma-buf(s) before, $after after"
+	rc=1
+elif [ -n "$before" ]; then
+	say "nothing left: $after dma-buf(s), as before"
+fi
+[ -e $inst ] && { say "FAIL: trace instance $inst left"; rc=1; }
+if [ $rc -eq 0 ]; then
+	say "ok"
+else
+	say "failed"
+fi
+exit $rc
