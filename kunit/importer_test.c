@@ -163,6 +163,49 @@ static void window_last_page(struct kunit *test)
 	window_case(test, lens_one16, 1, false, 15 * P + 1, P - 1);
 }
 
+/*
+ * Every window edge one byte either side of a table entry's start and of the
+ * start of an entry's second page, ending one byte either side of the
+ * entry's end: the first byte is then the last of the previous entry or
+ * page, or the second of this one, and the last byte the last of this entry
+ * or the first of the next. The first and the last entry are among them,
+ * and so are the buffer's first and last byte alone.
+ */
+static void window_one_byte_edges(struct kunit *test)
+{
+	const u64 total = 32 * P;
+	u64 b = 0, next, starts[4], ends[2], s, e;
+	u32 k, i, j, n = 0;
+
+	for (k = 0; k < ARRAY_SIZE(lens_mixed); k++, b = next) {
+		next = b + lens_mixed[k];
+		starts[0] = b - 1;
+		starts[1] = b + 1;
+		starts[2] = b + P - 1;
+		starts[3] = b + P + 1;
+		ends[0] = next - 1;
+		ends[1] = next + 1;
+		for (i = 0; i < ARRAY_SIZE(starts); i++) {
+			s = starts[i];
+			/* b - 1 of the first entry wraps: past the buffer. */
+			if (s >= next || s >= total)
+				continue;
+			for (j = 0; j < ARRAY_SIZE(ends); j++) {
+				e = ends[j];
+				if (e <= s || e > total)
+					continue;
+				window_case(test, lens_mixed, ARRAY_SIZE(lens_mixed),
+					    n++ % 2, s, e - s);
+			}
+		}
+	}
+	window_case(test, lens_mixed, ARRAY_SIZE(lens_mixed), true, 0, 1);
+	window_case(test, lens_mixed, ARRAY_SIZE(lens_mixed), false, total - 1, 1);
+	window_case(test, lens_mixed, ARRAY_SIZE(lens_mixed), true, 1, total - 2);
+	/* The loop made windows from every entry: none was skipped whole. */
+	KUNIT_EXPECT_GE(test, n, 3 * ARRAY_SIZE(lens_mixed));
+}
+
 static void window_whole_buffer(struct kunit *test)
 {
 	window_case(test, lens_mixed, 7, true, 0, 32 * P);
@@ -639,6 +682,7 @@ static struct kunit_case umem_importer_cases[] = {
 	KUNIT_CASE_PARAM(window_on_entry_boundaries, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(window_sub_page_offset, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(window_last_page, umem_impl_gen_params),
+	KUNIT_CASE_PARAM(window_one_byte_edges, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(window_whole_buffer, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(window_thousands_of_entries, umem_impl_gen_params),
 	KUNIT_CASE_PARAM(window_beyond_4gib, umem_impl_gen_params),
