@@ -3,9 +3,19 @@
 # setup.sh [PACKAGE...]: installs what the build and the QEMU runs need, and
 # the Debian PACKAGEs a lane needs besides (make fuzz: afl++). Idempotent: a
 # second run checks and returns at once.
+# setup.sh --rdma-core: only what building the patched rdma-core needs
+# (scripts/rdma-core.sh on a real machine: no QEMU, Rust, bindgen or
+# kernel source).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+RDMA_CORE_DEBS=(gcc make libc6-dev git curl cmake ninja-build cython3 python3-dev
+		libnl-3-dev libnl-route-3-dev pkg-config)
+rdma_core_only=
+if [ "${1:-}" = --rdma-core ]; then
+	rdma_core_only=1
+	shift
+fi
 DEBS=(clang lld llvm libclang-dev bc flex bison libelf-dev
       libssl-dev cpio kmod qemu-system-x86 rdma-core ibverbs-utils
       ibverbs-providers libibverbs-dev iproute2 busybox-static python3 rsync
@@ -16,6 +26,7 @@ DEBS=(clang lld llvm libclang-dev bc flex bison libelf-dev
 # trixie-backports: lib.sh, fetch_kernel_deb).
 DEBS+=(clang-19 lld-19 llvm-19 libclang-19-dev xz-utils)
 DEBS+=("$@")
+[ -z "$rdma_core_only" ] || DEBS=("${RDMA_CORE_DEBS[@]}")
 
 missing=()
 for p in "${DEBS[@]}"; do
@@ -31,6 +42,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null ||
 		die "apt-get install failed for: ${missing[*]}"
 fi
+
+[ -z "$rdma_core_only" ] || exit 0
 
 command -v rustup >/dev/null || die "rustup not found: install a Rust toolchain with rustup"
 # The pinned toolchain (rust-toolchain.toml; RUSTUP_TOOLCHAIN, lib.sh).
