@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: all kernel module check check-full check-slow check-kcsan kunit demo docs bench mutants fuzz fuzz-seeds coverage two-node two-node-bench demo-2node fmt clean kernel-clean smoke
+.PHONY: all kernel module check check-full check-slow check-kcsan kunit demo docs bench mutants fuzz fuzz-seeds coverage two-node two-node-bench demo-2node fmt clean kernel-clean smoke module-install module-uninstall
 
 all: module
 
@@ -22,6 +22,16 @@ ifeq ($(KDIR),)
 	@$(SCRIPTS)/kernel.sh
 endif
 	@KDIR="$(KDIR)" UMEM_KUNIT=$${UMEM_KUNIT:-n} $(SCRIPTS)/module.sh
+
+# As root on a real machine, after make module KDIR=...: install the
+# production module for that kernel (SIGN_KEY=, SIGN_CERT= sign it;
+# UMEM_AT_BOOT=1 loads it at boot), or roll back to the built-in C importer
+# (scripts/install.sh, Documentation/install.rst).
+module-install:
+	@KDIR="$(KDIR)" $(SCRIPTS)/install.sh install
+
+module-uninstall:
+	@KDIR="$(KDIR)" $(SCRIPTS)/install.sh uninstall
 
 check:
 	@$(SCRIPTS)/check.sh

@@ -194,7 +194,7 @@ record "documentation builds (make docs, warnings are errors)" "$ROOT/scripts/do
 # With the module build's own flags (CLIPPY=1), so that it is found up to
 # date rather than rebuilt; guest programs are replaced atomically, so an
 # initramfs being packed meanwhile takes the old or the new copy.
-record "install.rst's commands: the series applies, the production modules build without test code" \
+record "install.rst's commands: the series applies, the production modules build without test code, install signed and uninstall" \
 	env CLIPPY=1 "$ROOT/scripts/doctest.sh"
 record "make module KDIR=: a tree built by another rustc or clang, or without Rust, is refused" \
 	"$ROOT/scripts/selftest/kdir.sh"

@@ -8,7 +8,9 @@
 #           "pristine"; the result must be the tree the kernel was built from
 #   module  building the modules, with the cached test kernel as the tree,
 #           in a copy of this tree; the production modules it builds must
-#           link no test code (KUnit sections or symbols, fixtures, mock)
+#           link no test code (KUnit sections or symbols, fixtures, mock);
+#           then make module-install and module-uninstall with it into a
+#           scratch root (scripts/selftest/module-install.sh)
 # In the commands, /path/to/umem_dmabuf_rs is this project, and
 # /path/to/linux-source-$UMEM_KVER the built kernel tree.
 set -euo pipefail
@@ -65,4 +67,8 @@ for ko in umem_dmabuf_rs.ko samples/dmabuf_exporter/dmabuf_exporter_rs.ko; do
 		die "no test code found in the test build's $ko: the inspection sees nothing"
 	fi
 done
+# make module-install and make module-uninstall with that production module,
+# into a scratch root.
+"$ROOT/scripts/selftest/module-install.sh" "$scratch/umem_dmabuf_rs.ko" ||
+	die "make module-install or make module-uninstall failed"
 rm -rf "$scratch"
