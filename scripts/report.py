@@ -122,6 +122,10 @@ SANITIZERS_RE = re.compile(r"@@UMEM-SANITIZERS ([^@]*)@@")
 SANITIZER_NAMES = {"lockdep": "lockdep (debug_locks)", "kmemleak": "kmemleak",
                    "dma_api": "DMA-API debugging"}
 STATUSES = ("pass", "check", "skip", "xfail")
+# The kernel crate's doctests of upstream's own files (the boot-time suite
+# rust_doctests_kernel runs them with the series' kernel::dma_buf ones):
+# counted apart from the project's on the line before the closing one.
+UPSTREAM_DOCTEST_RE = re.compile(r"\brust_doctests_kernel\.rust_doctest_kernel_(?!dma_buf)")
 # What --write-manifest marks "check" when the old manifest does not say:
 # the harness's own checks and the benchmarks' smoke runs.
 CHECK_RE = re.compile(
@@ -748,6 +752,10 @@ def main():
               f"{sum(1 for r in checks if r.status == 'FAIL')} failed")
     if xfailed:
         print(f"known failures that failed as expected: {xfailed}")
+    upstream = sum(1 for r in tests if r.status == "PASS" and UPSTREAM_DOCTEST_RE.search(r.name))
+    if upstream:
+        print(f"of the {passed} passed: {passed - upstream} the project's, {upstream} "
+              f"7.3's own kernel-crate doctests (files other than kernel::dma_buf's)")
     line = f"{passed} passed, {len(failed)} failed"
     if skipped:
         line += f", {skipped} skipped"

@@ -261,6 +261,32 @@ else
 	cat "$tmp/echoed.out" >&2
 	bad=1
 fi
+# The closing line's passes are split into the project's and upstream's own
+# kernel-crate doctests on the line before it.
+cat >"$tmp/doctests.log" <<'EOT'
+[    1.000000] KTAP version 1
+[    1.000001] 1..1
+[    1.000002]     KTAP version 1
+[    1.000003]     # Subtest: rust_doctests_kernel
+[    1.000004]     1..2
+[    1.000005]     ok 1 rust_doctest_kernel_alloc_kvec_rs_0
+[    1.000006]     ok 2 rust_doctest_kernel_dma_buf_rs_0
+[    1.000007] ok 1 rust_doctests_kernel
+@@UMEM-GUEST-START job=check@@
+@@UMEM-GUEST-EXIT rc=0@@
+@@UMEM-DMESG-BEGIN@@
+@@UMEM-DMESG-END@@
+EOT
+if python3 "$ROOT/scripts/report.py" --kunit-py "$KUNIT_PY" --quiet --log "$tmp/doctests.log" \
+	>"$tmp/doctests.out" 2>&1 &&
+	grep -qx "of the 6 passed: 5 the project's, 1 7.3's own kernel-crate doctests (files other than kernel::dma_buf's)" \
+		"$tmp/doctests.out"; then
+	echo "    ok   upstream's doctests are counted apart from the project's results"
+else
+	echo "    FAIL upstream's doctests not counted apart:" >&2
+	cat "$tmp/doctests.out" >&2
+	bad=1
+fi
 # odebug_report FRAME: a debugobjects report of a timer on the stack, whose
 # call trace holds FRAME.
 odebug_report() {
