@@ -65,7 +65,7 @@ check-full:
 
 # The concurrent suites (end to end with migrations, the storm, the fuzzer's
 # corpus, the two-node pair) on a KCSAN kernel of their own; a data race
-# report fails it (Documentation/testing.rst, "Data races").
+# report fails it (Documentation/coverage.rst, "Data races").
 check-kcsan:
 	@$(SCRIPTS)/kcsan.sh
 
@@ -82,14 +82,14 @@ bench:
 
 # The suites' detection power: each mistake of scripts/mutants/ built and
 # run against the suites that could see it; the kill matrix goes to
-# Documentation/testing.rst ("Mutants"). MUTANTS=name... runs only those.
+# Documentation/mutants.rst. MUTANTS=name... runs only those.
 mutants:
 	@MUTANTS_UPDATE=$${MUTANTS_UPDATE:-$(if $(MUTANTS),0,1)} $(SCRIPTS)/mutants.sh $(MUTANTS)
 
 # Coverage-guided fuzzing: AFL++ in a guest of the KCOV kernel, FUZZ_SECS
 # (600) seconds per importer, resuming from earlier runs; crashes go to
 # build/fuzz/crashes, the coverage table to build/fuzz/coverage.txt
-# (Documentation/testing.rst, "Fuzzing"). fuzz-seeds rewrites the seed
+# (Documentation/fuzzing.rst). fuzz-seeds rewrites the seed
 # corpus (samples/rxe_dmabuf/corpus/seed-*).
 fuzz:
 	@$(SCRIPTS)/fuzz.sh run
@@ -99,7 +99,7 @@ fuzz-seeds:
 
 # Function coverage of the last make check's main boot (and of the last
 # make fuzz, when there is one): build/coverage.txt, build/coverage.png and
-# the summary table of Documentation/testing.rst ("Coverage").
+# the summary table of Documentation/coverage.rst.
 coverage:
 	@/usr/bin/python3 $(SCRIPTS)/coverage.py report --map build/cover-map.json \
 		--log build/logs/check-serial.log --fuzz build/fuzz/reached.json \

@@ -5,7 +5,8 @@
 project = "umem_dmabuf_rs"
 copyright = "The umem_dmabuf_rs developers"
 root_doc = "index"
-exclude_patterns = ["perf/*.md"]
+# data/*.rst: generated tables, included by the pages that show them.
+exclude_patterns = ["perf/*.md", "data/*.rst"]
 highlight_language = "none"
 html_theme = "alabaster"
 html_static_path = []

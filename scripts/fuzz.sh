@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# fuzz.sh [run|seeds]: make fuzz (Documentation/testing.rst, "Fuzzing").
+# fuzz.sh [run|seeds]: make fuzz (Documentation/fuzzing.rst).
 #
 #   run    (make fuzz) boots the fuzz kernel (UMEM_KERNEL=fuzz: the test
 #          kernel with KCOV on the code under test, kernel/fuzz.config) and

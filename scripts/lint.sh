@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# lint.sh rustfmt|rustfmt-fix|no-unsafe|clippy-user|clippy-kernel|checkpatch|history|
+# lint.sh rustfmt|rustfmt-fix|no-unsafe|clippy-user|clippy-kernel|checkpatch|history [DIR]|
 #         examples|patchrefs:
 # style checks on the project's own sources, with the kernel's own
 # configuration and tools.
@@ -69,8 +69,13 @@ history)
 	# so that this file does not match itself.
 	s=sess m=mach d=devel b=bud i=iss
 	pat="${s}ion [0-9]|this ${s}ion|this ${m}ine|${d}oped on|\\b${i}ues? #?[0-9]+|"
-	pat+="\\b${b}get\\b|\\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\\b"
-	bad=$(git grep --untracked -nIiE "$pat" -- . ':!patches/rdma-core' || true)
+	pat+="\\b${b}get\\b|\\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\\b|"
+	# A lab notebook's voice: scratch scripts thrown away, experiments done
+	# manually, the hosts of its development.
+	k=kept h=hand
+	pat+="not ${k}\\b|made by ${h}\\b|${d}opment ${m}ines?"
+	# A second argument names another git tree (plants.sh plants a line).
+	bad=$(git -C "${2:-$ROOT}" grep --untracked -nIiE "$pat" -- . ':!patches/rdma-core' || true)
 	[ -z "$bad" ] || { echo "development history in the tree:"; echo "$bad"; exit 1; } >&2
 	;;
 examples)

@@ -16,7 +16,7 @@
 # which must pass everything. scripts/mutants.py compares each boot with
 # it and prints the kill matrix: mutant x suite.
 # Arguments: mutant names (default: all). MUTANTS_UPDATE=1 writes the
-# matrix into Documentation/testing.rst.
+# matrix into Documentation/data/kill-matrix.rst.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -152,6 +152,6 @@ wait
 # The trees and kernel images take about 80 MiB a mutant; the logs stay.
 [ "${MUTANTS_KEEP:-0}" = 1 ] || rm -rf "$dir"/tree-* "$dir"/bzImage-*
 update=()
-[ "${MUTANTS_UPDATE:-0}" = 0 ] || update=(--update "$ROOT/Documentation/testing.rst")
+[ "${MUTANTS_UPDATE:-0}" = 0 ] || update=(--update "$ROOT/Documentation/data/kill-matrix.rst")
 python3 "$ROOT/scripts/mutants.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
 	--mutants "$ROOT/scripts/mutants" --logs "$logs" "${update[@]}" "${names[@]}"

@@ -11,6 +11,10 @@ processor; the verdict's closing line.
 
 usage: runtimes.py [--results DIR] [--logs DIR] [--update FILE... --kind first|warm]
 
+The run's commit (build/results/commit.txt, "-dirty" when the tree had
+changes) is named in the table and in the README's line, so that the first
+and the warm run can be seen to be of the same tree.
+
 The guests' parts that took 30 s or more (their "umem: NAME took N s"
 lines in the serial logs of --logs) follow in a second table.
 
@@ -74,15 +78,25 @@ def verdict(results):
         return "no verdict"
 
 
-def table(rows, kind, cores, model, result):
+def commit(results):
+    """The commit the run tested (make check writes it to commit.txt), or
+    "an unrecorded commit"."""
+    try:
+        with open(os.path.join(results, "commit.txt")) as f:
+            return f.read().strip() or "an unrecorded commit"
+    except OSError:
+        return "an unrecorded commit"
+
+
+def table(rows, kind, cores, model, result, at):
     run = next((r for r in rows if r[0] == "make check"), None)
     t0 = run[1] if run else rows[0][1]
     total = (run[2] - run[1]) if run and run[2] else None
     what = "a first run (empty cache)" if kind == "first" else "a warm run (caches filled)"
-    out = [f"``make check``, {what}, on {cores} cores ({model}):",
+    out = [f"``make check`` at {at}, {what}, on {cores} cores ({model}):",
            f"{mmss(total) if total is not None else 'unfinished'}, ``{result}``.",
-           "Regenerate: ``scripts/runtimes.py --update Documentation/testing.rst "
-           f"README.md --kind {kind}`` after the run.", "",
+           "Regenerate: ``scripts/runtimes.py --update "
+           f"Documentation/data/runtimes-{kind}.rst README.md --kind {kind}`` after the run.", "",
            ".. list-table::", "   :header-rows: 1", "",
            "   * - phase", "     - from (min)", "     - to (min)", "     - wall time"]
     for name, b, e in rows:
@@ -145,7 +159,8 @@ def main():
         sys.exit("no phases recorded")
     cores, model = machine()
     result = verdict(args.results)
-    body, total = table(rows, args.kind, cores, model, result)
+    at = commit(args.results)
+    body, total = table(rows, args.kind, cores, model, result, at)
     body += lane_table(lanes(args.logs), 30)
     if not args.update:
         print("\n".join(body))
@@ -154,7 +169,7 @@ def main():
         if path.endswith(".md"):
             what = "First run (empty cache)" if args.kind == "first" else "Warm run"
             line = (f"{what}: {mmss(total) if total is not None else 'unfinished'} "
-                    f"on {cores} cores, `{result}`.")
+                    f"on {cores} cores at {at}, `{result}`.")
             replace_block(path, args.kind, [line])
         else:
             replace_block(path, args.kind, [""] + body + [""])

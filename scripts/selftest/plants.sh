@@ -287,6 +287,26 @@ else
 	cat "$tmp/doctests.out" >&2
 	bad=1
 fi
+# The history lint on a tree with one planted line of each kind it refuses,
+# and on the same tree without them.
+mkdir -p "$tmp/hist"
+git -C "$tmp/hist" init -q
+echo "The product's page." >"$tmp/hist/clean.rst"
+if ! "$ROOT/scripts/lint.sh" history "$tmp/hist" 2>/dev/null; then
+	echo "    FAIL the history lint refuses a clean tree" >&2
+	bad=1
+fi
+for planted in "measured in sess""ion 4" "the scratch scripts, not ke""pt" \
+	"each variant made by ha""nd, then reverted" "on the devel""opment machines" \
+	"as of 2026""-01-02"; do
+	echo "$planted" >"$tmp/hist/planted.rst"
+	if "$ROOT/scripts/lint.sh" history "$tmp/hist" 2>/dev/null; then
+		echo "    FAIL plant 'history: $planted': the lint stayed green" >&2
+		bad=1
+	else
+		echo "    ok   plant 'history: $planted': red"
+	fi
+done
 # odebug_report FRAME: a debugobjects report of a timer on the stack, whose
 # call trace holds FRAME.
 odebug_report() {
