@@ -540,9 +540,11 @@ mutants_plant stale "stale: does not apply to the project tree"
 mutants_plant headless "headless: the header needs Mutant:"
 # The kill matrix (scripts/mutants.py) on synthetic boots: one block per
 # suite, all passing in the baselines; a mutant whose fuzzer case fails is
-# killed by the fuzzer alone; one that changes nothing survives, which
-# fails the run unless its header says why it is equivalent.
-mutant_boot() {	# mutant_boot FILE FUZZ_STATUS
+# killed by the fuzzer alone, as its Expect: says; one that changes nothing
+# survives, which fails the run unless its header says why it is
+# equivalent; a case that now skips did not run, and kills nothing; a kill
+# by another suite than the Expect: names fails the run.
+mutant_boot() {	# mutant_boot FILE FUZZ_STATUS [FUZZ_DIRECTIVE]
 	local b
 	{
 		echo "@@UMEM-GUEST-START job=mutants@@"
@@ -552,7 +554,7 @@ mutant_boot() {	# mutant_boot FILE FUZZ_STATUS
 			echo "@@UMEM-KTAP-BEGIN $b@@"
 			printf 'KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: s\n    1..1\n'
 			if [ "$b" = fuzz+rust ]; then
-				echo "    $2 1 outcomes_match"
+				echo "    $2 1 outcomes_match${3:-}"
 				echo "$2 1 s"
 			else
 				printf '    ok 1 c\nok 1 s\n'
@@ -570,29 +572,39 @@ mkdir -p "$tmp/mut/logs" "$tmp/mut/patches"
 for imp in rust c; do
 	mutant_boot "$tmp/mut/logs/baseline-$imp.log" ok
 done
-for m in killed survivor equivalent; do
+for m in killed survivor equivalent skipped unmet; do
 	{
 		echo "Mutant: synthetic $m"
 		echo "Importer: rust"
 		echo "Tree: project"
-		[ $m != equivalent ] || echo "Equivalent: nothing a test could see"
+		case $m in
+		equivalent) echo "Equivalent: nothing a test could see" ;;
+		unmet) echo "Expect: kunit (its window cases), e2e" ;;
+		*) echo "Expect: fuzz (outcomes)" ;;
+		esac
 	} >"$tmp/mut/patches/$m.patch"
 	echo booted >"$tmp/mut/logs/$m.status"
 done
 mutant_boot "$tmp/mut/logs/killed.log" "not ok"
 mutant_boot "$tmp/mut/logs/survivor.log" ok
+mutant_boot "$tmp/mut/logs/skipped.log" ok " # SKIP the mutant made it skip"
 cp "$tmp/mut/logs/survivor.log" "$tmp/mut/logs/equivalent.log"
+cp "$tmp/mut/logs/killed.log" "$tmp/mut/logs/unmet.log"
 matrix() {	# matrix MUTANT...: mutants.py's matrix in $tmp/mut/out
 	python3 "$ROOT/scripts/mutants.py" --kunit-py "$KUNIT_PY" --mutants "$tmp/mut/patches" \
 		--logs "$tmp/mut/logs" "$@" >"$tmp/mut/out" 2>&1
 }
 if matrix killed equivalent &&
-	grep -Eq '^  killed +\. +\. +\. +\. +\. +K +\. +\. +\. +\.  killed$' "$tmp/mut/out" &&
+	grep -Eq '^  killed +\. +\. +\. +\. +\. +K +\. +\. +\. +\. +\.  killed$' "$tmp/mut/out" &&
 	grep -q '^  equivalent .*equivalent: nothing a test could see$' "$tmp/mut/out" &&
-	! matrix survivor && grep -q '^  survivor .*SURVIVED$' "$tmp/mut/out"; then
-	echo "    ok   plant 'mutants: a failing fuzzer kills, a survivor is red'"
+	grep -q '^1 of 2 mutants killed, 1 as their Expect: says$' "$tmp/mut/out" &&
+	! matrix survivor && grep -q '^  survivor .*SURVIVED$' "$tmp/mut/out" &&
+	! matrix skipped && grep -Eq '^  skipped +\. +\. +\. +\. +\. +- .*SURVIVED$' "$tmp/mut/out" &&
+	! matrix unmet &&
+	grep -q '^unmet: Expect: NOT MET: expected e2e, kunit; killed by fuzz$' "$tmp/mut/out"; then
+	echo "    ok   plant 'mutants: a failing fuzzer kills, a survivor, a skip, an unmet Expect: are red'"
 else
-	echo "    FAIL plant 'mutants: a failing fuzzer kills, a survivor is red'" >&2
+	echo "    FAIL plant 'mutants: a failing fuzzer kills, a survivor, a skip, an unmet Expect: are red'" >&2
 	cat "$tmp/mut/out" >&2
 	bad=1
 fi
