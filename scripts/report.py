@@ -114,6 +114,8 @@ END_TRACE_RE = re.compile(r"---\[ end trace|^(\s*\[\s*[0-9.]+\])?\s*={40,}\s*$")
 # and the series' Rust (mangled kernel-crate symbols of dma_buf).
 OURS_RE = re.compile(r"\[(umem_dmabuf_rs|dmabuf_exporter_rs)\]|\bib_umem_dmabuf\w*|"
                      r"\brxe_dmabuf\w*|\bumem_dmabuf\w*|7dma_buf")
+# A kernel log record's own timestamp, as the console prints it.
+KLOG_STAMP_RE = re.compile(r"^\[\s*\d+\.\d{6}\] ")
 # The kernel log's timestamp prefix, as kunit.py strips it.
 PREFIX_RE = re.compile(r"^\s*\[\s*[0-9.]+\]\s?")
 # A line that reads as a test result.
@@ -380,6 +382,23 @@ def judged_lines(node):
         len(node.get("test_cases", []))
 
 
+def unread_results(block, read):
+    """The result lines of a block that kunit.py, having read READ of them,
+    left unread. It reads one document, from its first "KTAP version" line
+    to the top-level plan's last result: the lines after that, and those
+    before its start, unless they are kernel log records the block holds
+    again, timestamp and all (the console echoing the tail of a suite late,
+    ahead of the kernel log dump that holds the whole document)."""
+    start = next((i for i, l in enumerate(block)
+                  if re.match(r"\s*K?TAP version", PREFIX_RE.sub("", l))), 0)
+    is_result = [bool(RESULT_RE.match(PREFIX_RE.sub("", l))) for l in block]
+    body = [l for i, l in enumerate(block[start:], start) if is_result[i]]
+    later = {l for l in block[start:] if KLOG_STAMP_RE.match(l)}
+    before = [l for i, l in enumerate(block[:start]) if is_result[i] and
+              not (KLOG_STAMP_RE.match(l) and l in later)]
+    return before + body[read:]
+
+
 def parse_block(kunit_py, log, name, block, verbose):
     """Runs kunit.py parse on one block; returns ([Result], unread): unread
     are the block's result lines kunit.py did not read, those past the end
@@ -407,10 +426,7 @@ def parse_block(kunit_py, log, name, block, verbose):
                 tree = json.load(f)
             count_cases(tree, cases)
             read = judged_lines(tree)
-    lines = [l for l in block if RESULT_RE.match(PREFIX_RE.sub("", l))]
-    # kunit.py reads a document from its start to the top-level plan's last
-    # result; what it did not read comes after.
-    unread = lines[read:] if len(lines) > read else []
+    unread = unread_results(block, read)
     reasons = skip_reasons(block)
     results = []
     for case, status in cases:
@@ -431,9 +447,6 @@ def parse_block(kunit_py, log, name, block, verbose):
         results.append(Result(log, f"{name}: no tests in its KTAP output", "SKIP",
                               "no KTAP output"))
     return results, unread
-
-
-KLOG_STAMP_RE = re.compile(r"^\[\s*\d+\.\d{6}\] ")
 
 
 def stray_results(rest, blocks=()):

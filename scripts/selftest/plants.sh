@@ -307,6 +307,23 @@ for planted in "measured in sess""ion 4" "the scratch scripts, not ke""pt" \
 		echo "    ok   plant 'history: $planted': red"
 	fi
 done
+# The same echo inside a block, ahead of the kernel log dump that holds the
+# whole document (the console printing a suite's tail late, after the
+# block's begin marker): not stray either; a result line there that the
+# dump does not hold is.
+log echoed_in_block GATE="[    1.500000] ok 1 umem_bench_gate"
+sed 's/^@@UMEM-KTAP-BEGIN importer@@$/&\n[    1.500000]     ok 1 umem_bench_gate/' \
+	"$tmp/echoed_in_block.log" >"$tmp/echo_ok.log"
+sed 's/^@@UMEM-KTAP-BEGIN importer@@$/&\n[    1.400000]     not ok 3 never_in_the_dump/' \
+	"$tmp/echoed_in_block.log" >"$tmp/echo_bad.log"
+if verdict echo_ok && ! verdict echo_bad &&
+	grep -qF "test results outside every KTAP document" "$tmp/echo_bad.out"; then
+	echo "    ok   an echo ahead of a block's document is not stray, another result there is"
+else
+	echo "    FAIL a console echo ahead of a block's document judged wrongly:" >&2
+	cat "$tmp/echo_ok.out" "$tmp/echo_bad.out" >&2
+	bad=1
+fi
 # odebug_report FRAME: a debugobjects report of a timer on the stack, whose
 # call trace holds FRAME.
 odebug_report() {
