@@ -396,7 +396,11 @@ def unread_results(block, read):
     later = {l for l in block[start:] if KLOG_STAMP_RE.match(l)}
     before = [l for i, l in enumerate(block[:start]) if is_result[i] and
               not (KLOG_STAMP_RE.match(l) and l in later)]
-    return before + body[read:]
+    # After the document, likewise: an echo of a record the block holds
+    # more than once.
+    seen = collections.Counter(l for l in block if KLOG_STAMP_RE.match(l))
+    after = [l for l in body[read:] if not (KLOG_STAMP_RE.match(l) and seen[l] > 1)]
+    return before + after
 
 
 def parse_block(kunit_py, log, name, block, verbose):
