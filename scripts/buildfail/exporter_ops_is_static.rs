@@ -21,7 +21,7 @@ struct Exp;
 #[vtable]
 impl Exporter for Exp {
     type Table = Table;
-    const OPS: &'static ExporterOps<Self> = &ExporterOps::new(Self::OPS); //~twin: const OPS: &'static ExporterOps<Self> = kernel::dma_buf_exporter_ops!(Exp);
+    const OPS: &'static ExporterOps<Self> = &unsafe { ExporterOps::new(Self::OPS) }; //~twin: const OPS: &'static ExporterOps<Self> = kernel::dma_buf_exporter_ops!(Exp);
 
     fn map(
         &self,
