@@ -14,7 +14,8 @@ blog=$LOGDIR/bounce-serial.log
 rlog=$LOGDIR/rdma-core-serial.log
 slog=$LOGDIR/two-node-server-serial.log
 clog=$LOGDIR/two-node-client-serial.log
-rm -f "$log" "$blog" "$rlog" "$slog" "$clog"
+tlog=$LOGDIR/real-tables-serial.log
+rm -f "$log" "$blog" "$rlog" "$slog" "$clog" "$tlog"
 
 record() {	# record NAME CMD...: runs CMD, records ok/not ok NAME
 	local name=$1 t0=$SECONDS
@@ -132,6 +133,13 @@ if ! "$ROOT/scripts/kernel.sh"; then
 	stop_background
 	setup_failed "kernel build"
 fi
+# The real-tables boot's kernel: the test kernel without CONFIG_DMABUF_DEBUG
+# (kernel/real-tables.config), started from a copy of the test kernel's
+# build, so a first build recompiles little (about 2 minutes).
+if ! UMEM_KERNEL=real-tables "$ROOT/scripts/kernel.sh"; then
+	stop_background
+	setup_failed "real-tables kernel build"
+fi
 
 say "host checks"
 phase_mark begin "host checks"
@@ -160,7 +168,8 @@ say "QEMU suites (the rdma-core boot starts now, the other host checks run meanw
 # races want real parallelism, keeps two.
 # Each boot's UMEM_TIMEOUT is about ten times its usual duration; what
 # stops a stuck guest is its silence (qemu.sh, UMEM_STALL), not that limit.
-# After it, in the same background stream, the two-node pair: two
+# After it, in the same background stream, the two-node pair, then the
+# real-tables boot (below). The two-node pair: two
 # machines on a virtual link, RDMA from one guest into the other's dma-buf
 # MRs while the buffer moves, 1 % loss and reordering on the link
 # (scripts/two_node.sh). Short here: the tests on the lossy link only
@@ -180,6 +189,11 @@ side() {
 		TWO_NODE_TESTS=${TWO_NODE_TESTS:-$two_tests} TWO_NODE_LOSSY=${TWO_NODE_LOSSY:-$two_lossy} \
 		TWO_NODE_BENCH=${TWO_NODE_BENCH:-1,100,65536} \
 		"$ROOT/scripts/two_node.sh" "$slog" "$clog" ${UMEM_CMDLINE:-} || true
+	# Last in this stream, beside the main boot's end: the exporters' own
+	# tables, on a kernel that does not copy them (guest/real_tables.sh).
+	UMEM_KERNEL=real-tables UMEM_SMP=${UMEM_SIDE_SMP:-1} UMEM_TIMEOUT=${UMEM_TIMEOUT:-900} \
+		"$ROOT/scripts/qemu.sh" real_tables "$tlog" 'kunit.filter_glob=umem_dmabuf_rs_heap*' \
+		${UMEM_CMDLINE:-} || true
 }
 side &
 rpid=$!
@@ -353,4 +367,4 @@ hw_drivers_test_fails() {
 record "hardware RDMA drivers with dma-buf MRs compile against the series (${HW_RDMA_DRIVERS[*]##*/})" \
 	hw_drivers_built
 record "the drivers' test fails on a kernel without an export that irdma calls" hw_drivers_test_fails
-finish "$log" "$blog" "$rlog" "$slog" "$clog"
+finish "$log" "$blog" "$rlog" "$slog" "$clog" "$tlog"

@@ -70,6 +70,21 @@ configure() {
 	fi
 }
 
+# A variant of another kernel (KSEED, see lib.sh) starts from a copy of that
+# kernel's finished build: make then recompiles only what the variant's
+# options change, instead of the whole tree.
+seed_build() {
+	[ -n "$KSEED" ] && [ ! -e "$KOUT/$KPRODUCT" ] && [ -e "$KSEED/$KPRODUCT" ] || return 0
+	say "starting the $UMEM_KERNEL kernel from a copy of $KSEED"
+	rm -rf "$KOUT.tmp"
+	cp -a "$KSEED" "$KOUT.tmp"
+	rm -f "$KOUT.tmp/.umem-key"
+	# configure() wrote the variant's .config already: keep it.
+	cp "$KOUT/.config" "$KOUT.tmp/.config"
+	rm -rf "$KOUT"
+	mv "$KOUT.tmp" "$KOUT"
+}
+
 main() {
 	mkdir -p "$LOGDIR"
 	if [ "${1:-}" = "--prepare-only" ]; then
@@ -100,6 +115,7 @@ main() {
 	say "configuring the $UMEM_KERNEL kernel (tinyconfig + kvm_guest.config + ${KFRAGMENTS[*]##*/})"
 	configure
 	rm -f "$KOUT/.umem-key"
+	seed_build
 	local what="the $UMEM_KERNEL kernel $(kernel_pkg_version) (a first build takes 10 to 25 minutes on 2 cores"
 	local stage="$UMEM_KERNEL kernel build"
 	if [ ${#KTARGETS[@]} != 0 ]; then

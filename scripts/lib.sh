@@ -127,6 +127,10 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 #            (trace events with jump labels, as distributions ship)
 #   drivers  no kernel: the directories of the hardware RDMA drivers of
 #            kernel/drivers.config, compiled only (make check)
+#   real-tables  make check's real-tables boot: the test kernel without
+#            CONFIG_DMABUF_DEBUG (kernel/real-tables.config); a first build
+#            starts from a copy of the test kernel's tree (KSEED), so it
+#            recompiles only what that option touches (about 2 minutes)
 #   series   scripts/kpatch.sh build-each: the test kernel and the drivers
 #   kcsan    make check-kcsan: kernel/umem.config + kernel/kcsan.config
 #   fuzz     make fuzz: the test kernel with KCOV on the code under test
@@ -135,7 +139,7 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 HW_RDMA_DRIVERS=(mlx5/mlx5_ib efa/efa bnxt_re/bnxt_re irdma/irdma mana/mana_ib ionic/ionic_rdma)
 kernel_vars() {
 	local k=$ROOT/kernel
-	KTARGETS=() KMAKEVARS=()
+	KTARGETS=() KMAKEVARS=() KSEED=
 	KPRODUCT=arch/x86/boot/bzImage
 	case "$1" in
 	test)
@@ -158,6 +162,15 @@ kernel_vars() {
 		KPRODUCT=drivers/infiniband/hw/${HW_RDMA_DRIVERS[-1]}.o
 		return
 		;;
+	real-tables)
+		KOUT=$UMEM_CACHE/build-real-tables$KSUFFIX
+		KSEED=$UMEM_CACHE/build$KSUFFIX
+		KFRAGMENTS=("$k/umem.config" "$k/linux-$UMEM_KVER.config" "$k/test.config"
+			    "$k/real-tables.config")
+		# test.config's CONFIG_DMABUF_DEBUG=y is overridden, on purpose.
+		KCHECKED=("$k/umem.config" "$k/linux-$UMEM_KVER.config" "$k/real-tables.config")
+		return
+		;;
 	series)
 		KOUT=$UMEM_CACHE/build-series$KSUFFIX
 		KFRAGMENTS=("$k/umem.config" "$k/linux-$UMEM_KVER.config" "$k/test.config"
@@ -177,7 +190,7 @@ kernel_vars() {
 		done
 		;;
 	*)
-		die "UMEM_KERNEL must be 'test', 'fast', 'drivers', 'series', 'kcsan' or 'fuzz', not '$1'"
+		die "UMEM_KERNEL must be 'test', 'fast', 'drivers', 'real-tables', 'series', 'kcsan' or 'fuzz', not '$1'"
 		;;
 	esac
 	KCHECKED=("${KFRAGMENTS[@]}")
