@@ -63,6 +63,8 @@ void umem_mock_suite_exit(struct kunit_suite *suite);
 struct dma_buf *umem_mock_dmabuf(struct umem_mock_exp *exp);
 /* How many tables the exporter has had back (its unmap callback's calls). */
 unsigned int umem_mock_unmapped(struct umem_mock_exp *exp);
+/* How many pins the exporter has had undone (its unpin callback's calls). */
+unsigned int umem_mock_unpinned(struct umem_mock_exp *exp);
 /* A new file descriptor for the buffer (holding its own reference). */
 int umem_mock_fd(struct kunit *test, struct umem_mock_exp *exp);
 /* DMA address of entry @i as the exporter maps it now. */

@@ -327,6 +327,11 @@ unsigned int umem_mock_unmapped(struct umem_mock_exp *exp)
 	return atomic_read(&exp->unmapped);
 }
 
+unsigned int umem_mock_unpinned(struct umem_mock_exp *exp)
+{
+	return atomic_read(&exp->unpinned);
+}
+
 int umem_mock_fd(struct kunit *test, struct umem_mock_exp *exp)
 {
 	int fd;

@@ -60,13 +60,13 @@ impl Importer for RevocableOps {
     type Priv = UmemDmabuf;
     const ALLOW_PEER2PEER: bool = true;
 
-    fn invalidate_mappings(umem: &UmemDmabuf, attach: LockedAttachment<'_>) {
+    fn invalidate_mappings(umem: &UmemDmabuf, attach: LockedAttachment<'_, '_>) {
         revocable_notified(umem, attach);
     }
 }
 
 /// A move (or revocation) of a revocable umem's buffer revokes it.
-fn revocable_notified(umem: &UmemDmabuf, attach: LockedAttachment<'_>) {
+fn revocable_notified(umem: &UmemDmabuf, attach: LockedAttachment<'_, '_>) {
     // A move notified while the umem is still being created revokes it too
     // (creation then fails, as C's does): the umem must know its attachment
     // for that.
@@ -80,7 +80,7 @@ fn revocable_notified(umem: &UmemDmabuf, attach: LockedAttachment<'_>) {
 #[inline]
 fn unmap(umem: &UmemLocked<'_>) {
     if let Some(mapping) = umem.take_mapping() {
-        umem.attachment().unmap(mapping);
+        mapping.unmap();
     }
 }
 
@@ -93,9 +93,7 @@ fn revoke_locked(umem: &UmemLocked<'_>) {
     umem.trace_revoke();
     umem.call_revoke_callback();
     unmap(umem);
-    if let Some(pin) = umem.take_pin() {
-        umem.attachment().unpin(pin);
-    }
+    umem.unpin_kept();
     umem.set_revoked();
 }
 
@@ -107,8 +105,11 @@ fn pin_and_map(umem: &UmemDmabuf, keep_locked: bool) -> Result {
         let pin = umem.attachment().pin()?;
         if let Err(pin) = umem.keep_pin(pin) {
             // A new umem holds no pin yet; keep the exporter's count balanced
-            // all the same.
-            umem.attachment().unpin(pin);
+            // all the same (the pin, of the umem's own attachment under its
+            // own lock, is not refused).
+            if let Err(pin) = umem.attachment().unpin(pin) {
+                pin.into_raw();
+            }
             return Err(EINVAL);
         }
         RustImporter::map_pages(&umem)?;
@@ -211,7 +212,7 @@ impl UmemImpl for RustImporter {
             let end = align_up(address.wrapping_add(umem.umem().length()));
             mapping.set_window(start, end);
             if let Err(mapping) = umem.install_mapping(mapping) {
-                umem.attachment().unmap(mapping);
+                mapping.unmap();
                 return Err(EINVAL);
             }
         }

@@ -7,7 +7,7 @@
 #![forbid(unsafe_code)]
 
 use crate::abs::device::{DmaDevice, IbDevice};
-use crate::abs::testing::{device_refs, ib_device, install_foreign, unmap_foreign, MockBuffer};
+use crate::abs::testing::{device_refs, ib_device, install_foreign, MockBuffer};
 use crate::abs::umem::{OwnedUmem, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked};
 use crate::importer::RustImporter;
 use kernel::device::{Bound, Device};
@@ -33,7 +33,7 @@ impl Importer for CaseOps {
     type Priv = UmemDmabuf;
     const ALLOW_PEER2PEER: bool = true;
 
-    fn invalidate_mappings(_umem: &UmemDmabuf, _attach: LockedAttachment<'_>) {}
+    fn invalidate_mappings(_umem: &UmemDmabuf, _attach: LockedAttachment<'_, '_>) {}
 }
 
 /// A second importer of the same buffer, with no state.
@@ -44,7 +44,7 @@ impl Importer for Sibling {
     type Priv = ();
     const ALLOW_PEER2PEER: bool = true;
 
-    fn invalidate_mappings(_priv: &(), _attach: LockedAttachment<'_>) {}
+    fn invalidate_mappings(_priv: &(), _attach: LockedAttachment<'_, '_>) {}
 }
 
 /// The case's buffer (`LENS`), RDMA device and its DMA device; `None` once
@@ -107,34 +107,64 @@ fn install_refuses_foreign(t: &Test) {
     });
 }
 
-/// An attachment's unmap refuses a mapping of another attachment of the
-/// same buffer (warns, leaks it rather than unmapping it through the wrong
-/// attachment): the exporter gets no table back from that call.
-fn unmap_refuses_foreign(t: &Test) {
-    with_sibling(t, |view, other, buf| {
-        let before = buf.unmapped();
-        let mut during = None;
-        let done = unmap_foreign(view, other, "unmap_refuses_foreign", || {
-            during = Some(buf.unmapped());
-        });
-        kunit_expect_eq!(t, done, Ok(()));
-        kunit_expect_eq!(t, during, Some(before));
-        kunit_expect_eq!(t, buf.unmapped(), before + 1);
-        kunit_expect!(t, !view.is_mapped());
-    });
+/// A pin is undone under its own buffer's lock: the lock of one attachment
+/// undoes the pin of another attachment of the same buffer (through that
+/// attachment, with no warning), and gives back the pin of an attachment of
+/// another buffer, which that buffer's own lock then undoes. The exporters'
+/// counts are checked again when the buffers go.
+fn unpin_by_buffer(t: &Test) {
+    let Some((buf, _ibdev, _dev, bound)) = setup(t) else {
+        return;
+    };
+    let other_buf = match MockBuffer::new(t, &LENS) {
+        Ok(other_buf) => other_buf,
+        Err(e) => return t.fail(format_args!("second buffer: {e:?}")),
+    };
+    let owned = [buf.dmabuf(), buf.dmabuf(), other_buf.dmabuf()]
+        .map(|dmabuf| OwnedImport::<Sibling>::new(dmabuf, bound, ()));
+    let [Ok(a), Ok(b), Ok(c)] = &owned else {
+        return t.fail(format_args!("an attachment could not be made"));
+    };
+    let (Ok(a), Ok(b), Ok(c)) = (a.access(bound), b.access(bound), c.access(bound)) else {
+        return t.fail(format_args!("an attachment is not accessible"));
+    };
+    let (a, b, c) = (a.attachment(), b.attachment(), c.attachment());
+    let before = (buf.unpinned(), other_buf.unpinned());
+    {
+        let guard = a.lock();
+        let locked = guard.view();
+        match locked.sibling(b).map(|b| b.pin()) {
+            Some(Ok(pin)) => kunit_expect!(t, locked.unpin(pin).is_ok()),
+            _ => t.fail(format_args!("no pin of the sibling attachment")),
+        }
+    }
+    kunit_expect_eq!(t, buf.unpinned(), before.0 + 1);
+    let pin = match c.lock().view().pin() {
+        Ok(pin) => pin,
+        Err(e) => return t.fail(format_args!("pin of the other buffer: {e:?}")),
+    };
+    let back = a.lock().view().unpin(pin);
+    kunit_expect_eq!(t, buf.unpinned(), before.0 + 1);
+    kunit_expect_eq!(t, other_buf.unpinned(), before.1);
+    match back {
+        Err(pin) => kunit_expect!(t, c.lock().view().unpin(pin).is_ok()),
+        Ok(()) => t.fail(format_args!(
+            "another buffer's pin was undone under this lock"
+        )),
+    }
+    kunit_expect_eq!(t, other_buf.unpinned(), before.1 + 1);
 }
 
 /// A umem only takes a mapping with a window: the drivers read the table
 /// through `umem.sgt_append.sgt`, which only a window sets.
 fn install_refuses_windowless(t: &Test) {
     with_sibling(t, |view, _other, _buf| {
-        let attach = view.attachment();
         let mapping = match view.map() {
             Ok(mapping) => mapping,
             Err(e) => return t.fail(format_args!("map: {e:?}")),
         };
         match view.install_mapping(mapping) {
-            Err(refused) => attach.unmap(refused),
+            Err(refused) => refused.unmap(),
             // Left installed: the umem's release unmaps it.
             Ok(()) => t.fail(format_args!("a mapping without a window was installed")),
         }
@@ -152,7 +182,7 @@ fn map_refused_while_mapped(t: &Test) {
             Err(e) => kunit_expect_eq!(t, e, EBUSY),
             Ok(second) => {
                 t.fail(format_args!("a second mapping of a mapped attachment"));
-                view.attachment().unmap(second);
+                second.unmap();
             }
         }
         RustImporter::unmap_pages(view);
@@ -197,8 +227,8 @@ mod suite {
     }
 
     #[test]
-    fn unmap_refuses_foreign() {
-        Test::with_current(super::unmap_refuses_foreign);
+    fn unpin_by_buffer() {
+        Test::with_current(super::unpin_by_buffer);
     }
 
     #[test]

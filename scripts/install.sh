@@ -65,7 +65,10 @@ if [ "$action" = uninstall ]; then
 fi
 
 [ -f "$ko" ] || die "no $ko: build it first (make module KDIR=$KDIR)"
-if readelf -SW "$ko" | grep -q '\.kunit'; then
+# (Read whole first: under pipefail, grep -q ending the pipe early would
+# fail readelf with SIGPIPE on a large module, and the check with it.)
+sections=$(readelf -SW "$ko") || die "readelf cannot read $ko"
+if grep -q '\.kunit' <<<"$sections"; then
 	die "$ko is the test build (KUnit suites, UMEM_KUNIT=y): build the production one with make module KDIR=$KDIR"
 fi
 vermagic=$(modinfo -F vermagic "$ko")

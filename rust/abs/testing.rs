@@ -3,7 +3,7 @@
 //! Fixtures of the module's Rust KUnit suite ([`crate::tests`]): a buffer of
 //! the C suites' mock exporter, their test ib_device, and the misuses the
 //! suite must stage with `unsafe`: a mapping of another attachment, offered
-//! to a umem and to an attachment's unmap.
+//! to a umem.
 //!
 //! C headers: [`include/umem_mock_exporter.h`](../../include/umem_mock_exporter.h),
 //! [`include/umem_test.h`](../../include/umem_test.h)
@@ -14,7 +14,7 @@ use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::bindings;
 use kernel::device::{Bound, Device};
-use kernel::dma_buf::{Attachment, DmaBuf, Mapping, MappingParts};
+use kernel::dma_buf::{Attachment, DmaBuf};
 use kernel::ffi::c_void;
 use kernel::kunit::Test;
 use kernel::prelude::*;
@@ -36,7 +36,7 @@ extern "C" {
     // `struct dma_buf` and `struct ib_device`, untyped here: their bindings
     // end in flexible arrays, which the FFI lint rejects in a signature.
     fn umem_mock_dmabuf(exp: *mut MockExp) -> *mut c_void;
-    fn umem_mock_unmapped(exp: *mut MockExp) -> u32;
+    fn umem_mock_unpinned(exp: *mut MockExp) -> u32;
     fn umem_mock_destroy(test: *mut bindings::kunit, exp: *mut MockExp);
     fn umem_test_ibdev(test: *mut bindings::kunit) -> *mut c_void;
 }
@@ -80,10 +80,10 @@ impl<'t> MockBuffer<'t> {
         })
     }
 
-    /// How many tables the exporter has had back so far.
-    pub(crate) fn unmapped(&self) -> u32 {
+    /// How many pins the exporter has had undone so far.
+    pub(crate) fn unpinned(&self) -> u32 {
         // SAFETY: the buffer lives until `self` is dropped (type invariant).
-        unsafe { umem_mock_unmapped(self.exp.as_ptr()) }
+        unsafe { umem_mock_unpinned(self.exp.as_ptr()) }
     }
 
     /// A new reference to the buffer.
@@ -126,10 +126,6 @@ pub(crate) fn ib_device(case: &Test) -> Result<(&IbDevice, &Device<Bound>)> {
     Ok(unsafe { (IbDevice::from_raw(ibdev), Device::<Bound>::from_raw(dev)) })
 }
 
-/// Where the warning of a refused unmap comes from: the source file of
-/// [`kernel::dma_buf::LockedAttachment::unmap`].
-const UNMAP_WARNING_SITE: &str = "rust/kernel/dma_buf.rs";
-
 /// Maps `other`, another attachment of the buffer `umem` is attached to,
 /// under the lock `umem` holds, trims it to the umem's range as the importer
 /// does, and offers it to [`UmemLocked::install_mapping`], which must refuse
@@ -145,7 +141,7 @@ pub(crate) fn install_foreign<'a>(umem: &UmemLocked<'a>, other: &'a Attachment) 
         return Err(EBUSY);
     }
     // SAFETY: `other` is an attachment of the case's own, which maps it only
-    // here and in `unmap_foreign`, each time unmapped before returning.
+    // here, unmapped before returning.
     let mut mapping = unsafe { other.map() }?;
     let start = umem.umem().address();
     mapping.set_window(start, start.wrapping_add(umem.umem().length()));
@@ -154,51 +150,8 @@ pub(crate) fn install_foreign<'a>(umem: &UmemLocked<'a>, other: &'a Attachment) 
         // Taken back as the umem's, but made for `other`, window included.
         Ok(()) => (umem.take_mapping().ok_or(EINVAL)?, false),
     };
-    other.unmap(mapping);
+    mapping.unmap();
     Ok(refused)
-}
-
-/// Maps `other`, another attachment of the buffer `umem` is attached to,
-/// under the lock `umem` holds, and gives that mapping to the unmap of
-/// `umem`'s own attachment ([`kernel::dma_buf::LockedAttachment::unmap`]),
-/// which must refuse it: warn, and neither unmap it nor give it to the
-/// exporter. `between` runs after that call (to read the exporter's
-/// counts); then the mapping is unmapped through `other`, as it must be.
-/// The warning is expected: it is printed between the kernel log lines
-/// `umem-expect-warnings-begin NAME SITE` and `-end NAME`, which the host's
-/// verdict reads; SITE is the source file the warning comes from, and a
-/// warning from anywhere else inside the window still fails the run.
-///
-/// `EINVAL` if `other` belongs to another buffer; `EBUSY` if `umem` holds
-/// a mapping already.
-pub(crate) fn unmap_foreign<'a>(
-    umem: &UmemLocked<'a>,
-    other: &'a Attachment,
-    name: &str,
-    between: impl FnOnce(),
-) -> Result {
-    let other = umem.attachment().sibling(other).ok_or(EINVAL)?;
-    if umem.is_mapped() {
-        return Err(EBUSY);
-    }
-    // SAFETY: as in `install_foreign`; the parts are taken back at once.
-    let parts = unsafe { other.map()?.into_raw_parts() };
-    let sgt = parts.sgt;
-    // SAFETY: the parts of the mapping of `other` made just now, given up once.
-    let mapping = unsafe { Mapping::from_raw_parts(other, parts) };
-    pr_err!("umem-expect-warnings-begin {name} {UNMAP_WARNING_SITE}\n");
-    umem.attachment().unmap(mapping);
-    pr_err!("umem-expect-warnings-end {name}\n");
-    between();
-    // A refused mapping is leaked, not unmapped: its table is still the one
-    // live mapping of `other` (had it been unmapped, this second unmap would
-    // unbalance the exporter's counts, which the buffer checks when it goes).
-    let parts = MappingParts { sgt, window: None };
-    // SAFETY: the parts of the mapping of `other` made above, which had no
-    // window and which the refused unmap gave up without undoing.
-    let mapping = unsafe { Mapping::from_raw_parts(other, parts) };
-    other.unmap(mapping);
-    Ok(())
 }
 
 /// The reference count of `dev` (its kobject's), for cases that check who

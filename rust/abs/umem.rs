@@ -183,7 +183,7 @@ impl UmemDmabuf {
     /// [`OwnedUmem::new`] has stored it; without this the notification would
     /// find no attachment and be dropped. Only an attachment whose
     /// `importer_priv` is this umem is taken.
-    pub(crate) fn adopt_attachment(&self, attach: LockedAttachment<'_>) {
+    pub(crate) fn adopt_attachment(&self, attach: LockedAttachment<'_, '_>) {
         let attach = attach.attachment();
         if attach.importer_priv().cast::<bindings::ib_umem_dmabuf>() != self.raw() {
             return;
@@ -342,11 +342,9 @@ impl OwnedUmem<'_> {
         let umem = guard.view();
         last(&umem);
         if let Some(mapping) = umem.take_mapping() {
-            umem.attachment().unmap(mapping);
+            mapping.unmap();
         }
-        if let Some(pin) = umem.take_pin() {
-            umem.attachment().unpin(pin);
-        }
+        umem.unpin_kept();
     }
 
     /// Detaches from the buffer (putting it) and frees the umem.

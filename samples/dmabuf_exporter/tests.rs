@@ -37,7 +37,7 @@ impl Importer for ProbeImporter {
     type Priv = Probe;
     const ALLOW_PEER2PEER: bool = false;
 
-    fn invalidate_mappings(probe: &Probe, attach: LockedAttachment<'_>) {
+    fn invalidate_mappings(probe: &Probe, attach: LockedAttachment<'_, '_>) {
         probe_notified(probe, attach);
     }
 }
@@ -51,7 +51,7 @@ impl Importer for Unrevocable {
     const ALLOW_PEER2PEER: bool = false;
 }
 
-fn probe_notified(probe: &Probe, attach: LockedAttachment<'_>) {
+fn probe_notified(probe: &Probe, attach: LockedAttachment<'_, '_>) {
     probe.notified.fetch_add(1, Ordering::Relaxed);
     // The probe's own attachment: the core notifies each through its own.
     probe.mapping.unmap(attach);
@@ -275,7 +275,7 @@ fn migrate_refusals(t: &Test) {
     kunit_expect!(t, pin.is_ok());
     kunit_expect_eq!(t, exporter::migrate(&buf, 0, false), Err(EBUSY));
     if let Ok(pin) = pin {
-        imp.attachment().lock().view().unpin(pin);
+        kunit_expect!(t, imp.attachment().lock().view().unpin(pin).is_ok());
     }
     kunit_expect_eq!(
         t,

@@ -12,5 +12,5 @@ struct Probe;
 impl Importer for Probe {
     type Priv = u32;
     const ALLOW_PEER2PEER: bool = false;
-    const INVALIDATES: bool = true; //~twin: fn invalidate_mappings(_p: &u32, _a: LockedAttachment<'_>) {}
+    const INVALIDATES: bool = true; //~twin: fn invalidate_mappings(_p: &u32, _a: LockedAttachment<'_, '_>) {}
 }

@@ -11,6 +11,6 @@ use kernel::dma_buf::Attachment;
 pub(crate) fn case(attach: &Attachment) -> kernel::error::Result {
     let guard = attach.lock();
     let first = guard.view().map()?; //~twin: let first = unsafe { guard.view().map() }?;
-    guard.view().unmap(first);
+    first.unmap();
     Ok(())
 }

@@ -9,6 +9,6 @@ pub(crate) fn case(attach: &Attachment) -> kernel::error::Result<usize> {
     // SAFETY: not run; only compiled.
     let mapping = unsafe { guard.view().map() }?;
     drop(guard); //~twin: let n = mapping.table().iter().count();
-    let n = mapping.table().iter().count(); //~twin: guard.view().unmap(mapping);
+    let n = mapping.table().iter().count(); //~twin: mapping.unmap();
     Ok(n)
 }

@@ -12,6 +12,6 @@ pub(crate) fn case(attach: &Attachment) -> kernel::error::Result {
     let parts = mapping.into_raw_parts(); //~twin: let parts = unsafe { mapping.into_raw_parts() };
     // SAFETY: not run; only compiled.
     let mapping = unsafe { Mapping::from_raw_parts(guard.view(), parts) };
-    guard.view().unmap(mapping);
+    mapping.unmap();
     Ok(())
 }

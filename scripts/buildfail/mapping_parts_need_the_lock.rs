@@ -13,6 +13,6 @@ pub(crate) fn case(attach: &Attachment) -> kernel::error::Result {
     // SAFETY: not run; only compiled.
     let mut mapping = unsafe { Mapping::from_raw_parts(attach, parts) }; //~twin: let mut mapping = unsafe { Mapping::from_raw_parts(guard.view(), parts) };
     mapping.set_window(0, 4096);
-    guard.view().unmap(mapping);
+    mapping.unmap();
     Ok(())
 }

@@ -21,7 +21,7 @@ pub(crate) fn case(buf: ARef<DmaBuf>, dev: &Device, data: &u32) -> kernel::error
     // SAFETY: not run; only compiled.
     let mapping = unsafe { guard.view().map() }?;
     let _ = mapping.table().iter().count();
-    guard.view().unmap(mapping);
+    mapping.unmap();
     drop(guard);
     drop(attach);
     Ok(())

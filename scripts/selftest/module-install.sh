@@ -43,7 +43,7 @@ refused() {
 	fi
 	[ ! -e "$dest" ] || fail "a refused install left $dest"
 }
-if readelf -SW "$ROOT/umem_dmabuf_rs.ko" 2>/dev/null | grep -q '\.kunit'; then
+if grep -q '\.kunit' <<<"$(readelf -SW "$ROOT/umem_dmabuf_rs.ko" 2>/dev/null)"; then
 	refused "is the test build" UMEM_MODULE="$ROOT/umem_dmabuf_rs.ko"
 fi
 mkdir -p "$tmp/other/include/config"

@@ -93,7 +93,7 @@ impl UmemGuard<'_> {
 /// `attach` is `umem`'s attachment, locked for `'a`.
 pub(crate) struct UmemLocked<'a> {
     umem: &'a UmemDmabuf,
-    attach: LockedAttachment<'a>,
+    attach: LockedAttachment<'a, 'a>,
 }
 
 impl<'a> UmemLocked<'a> {
@@ -101,7 +101,7 @@ impl<'a> UmemLocked<'a> {
     /// WARNING) unless `attach` is the umem's attachment. Call
     /// [`UmemDmabuf::adopt_attachment`] first, so a notification that arrives
     /// during creation finds the attachment.
-    pub(crate) fn notified(umem: &'a UmemDmabuf, attach: LockedAttachment<'a>) -> Option<Self> {
+    pub(crate) fn notified(umem: &'a UmemDmabuf, attach: LockedAttachment<'a, 'a>) -> Option<Self> {
         let ours = matches!(umem.attachment(), Ok(a) if ptr::eq(a, attach.attachment()));
         let warned = kernel::warn_on!(!ours);
         if warned {
@@ -119,7 +119,7 @@ impl<'a> UmemLocked<'a> {
 
     /// The umem's attachment, locked: pin, unpin, map and unmap.
     #[inline]
-    pub(crate) fn attachment(&self) -> LockedAttachment<'a> {
+    pub(crate) fn attachment(&self) -> LockedAttachment<'a, 'a> {
         self.attach
     }
 
@@ -154,7 +154,7 @@ impl<'a> UmemLocked<'a> {
     /// Refused (the pin is given back) if the umem holds a pin already or
     /// `pin` is of another attachment: the field records one pin of its own.
     #[inline]
-    pub(crate) fn keep_pin(&self, pin: Pinned) -> Result<(), Pinned> {
+    pub(crate) fn keep_pin<'p>(&self, pin: Pinned<'p>) -> Result<(), Pinned<'p>> {
         if self.holds_pin() || !pin.is_of(self.attach.attachment()) {
             return Err(pin);
         }
@@ -184,7 +184,7 @@ impl<'a> UmemLocked<'a> {
 
     /// Takes back the pin [`UmemLocked::keep_pin`] kept, if any.
     #[inline]
-    pub(crate) fn take_pin(&self) -> Option<Pinned> {
+    pub(crate) fn take_pin(&self) -> Option<Pinned<'a>> {
         if !self.holds_pin() {
             return None;
         }
@@ -195,6 +195,21 @@ impl<'a> UmemLocked<'a> {
             (*self.raw()).set_pinned(0);
             Some(Pinned::from_raw(self.attach.attachment()))
         }
+    }
+
+    /// Undoes the pin [`UmemLocked::keep_pin`] kept, if any; returns whether
+    /// there was one.
+    #[inline]
+    pub(crate) fn unpin_kept(&self) -> bool {
+        let Some(pin) = self.take_pin() else {
+            return false;
+        };
+        if let Err(pin) = self.attach.unpin(pin) {
+            // Not reached: a pin of the umem's own attachment, under its own
+            // buffer's lock, is never refused.
+            pin.into_raw();
+        }
+        true
     }
 
     /// Maps the umem's attachment, unless the umem holds a mapping already

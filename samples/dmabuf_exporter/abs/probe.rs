@@ -51,7 +51,7 @@ impl MappingSlot {
     /// Maps `attach` unless a mapping is kept already, then returns the
     /// `(address, length)` of each DMA entry of the kept mapping. `EBUSY` if
     /// the kept mapping is of another attachment.
-    pub(crate) fn map_entries(&self, attach: LockedAttachment<'_>) -> Result<KVec<(u64, u32)>> {
+    pub(crate) fn map_entries(&self, attach: LockedAttachment<'_, '_>) -> Result<KVec<(u64, u32)>> {
         let mut slot = self.parts.lock();
         let mapping = match slot.take() {
             Some((owner, parts)) if ptr::eq(owner, attach.attachment()) => {
@@ -76,15 +76,14 @@ impl MappingSlot {
         r.map(|()| v)
     }
 
-    /// Unmaps the kept mapping, if any and if it is of `attach`, through
-    /// `attach`; returns whether it did.
-    pub(crate) fn unmap(&self, attach: LockedAttachment<'_>) -> bool {
+    /// Unmaps the kept mapping, if any and if it is of `attach`; returns
+    /// whether it did.
+    pub(crate) fn unmap(&self, attach: LockedAttachment<'_, '_>) -> bool {
         let mut slot = self.parts.lock();
         match slot.take() {
             Some((owner, parts)) if ptr::eq(owner, attach.attachment()) => {
                 // SAFETY: as in `map_entries`.
-                let mapping = unsafe { Mapping::from_raw_parts(attach, parts) };
-                attach.unmap(mapping);
+                unsafe { Mapping::from_raw_parts(attach, parts) }.unmap();
                 true
             }
             kept => {
