@@ -14,6 +14,7 @@ use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::bindings;
 use kernel::device::{Bound, Device};
+use kernel::dma_buf::export::MoveFence;
 use kernel::dma_buf::{Attachment, DmaBuf};
 use kernel::ffi::c_void;
 use kernel::kunit::Test;
@@ -152,6 +153,44 @@ pub(crate) fn install_foreign<'a>(umem: &UmemLocked<'a>, other: &'a Attachment) 
     };
     mapping.unmap();
     Ok(refused)
+}
+
+/// A C reference to the `struct dma_fence` of a [`MoveFence`], kept past the
+/// fence's own handle, to see what became of the fence after that handle is
+/// dropped.
+///
+/// # Invariants
+///
+/// `fence` is live: this value owns one reference to it.
+pub(crate) struct FenceWatch {
+    fence: NonNull<bindings::dma_fence>,
+}
+
+impl FenceWatch {
+    /// Takes a reference to `fence`'s C fence.
+    pub(crate) fn new(fence: &MoveFence) -> Self {
+        let raw = fence.as_raw();
+        // SAFETY: `fence` holds a reference while this call takes another.
+        unsafe { bindings::dma_fence_get(raw) };
+        // INVARIANT: the reference taken above.
+        Self {
+            // SAFETY: `as_raw` of a live fence is not null.
+            fence: unsafe { NonNull::new_unchecked(raw) },
+        }
+    }
+
+    /// Whether the fence is signalled.
+    pub(crate) fn is_signaled(&self) -> bool {
+        // SAFETY: live by the type invariant.
+        unsafe { bindings::dma_fence_is_signaled(self.fence.as_ptr()) }
+    }
+}
+
+impl Drop for FenceWatch {
+    fn drop(&mut self) {
+        // SAFETY: the reference this value owns, given up once.
+        unsafe { bindings::dma_fence_put(self.fence.as_ptr()) };
+    }
 }
 
 /// The reference count of `dev` (its kobject's), for cases that check who

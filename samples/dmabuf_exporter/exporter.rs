@@ -824,7 +824,7 @@ pub(crate) fn latency(dmabuf: &DmaBuf) -> Result<LatencySamples> {
 struct PendingCopy {
     new: Store,
     old: Store,
-    fence: ARef<Fence>,
+    fence: Fence,
     delay_ms: u32,
 }
 
