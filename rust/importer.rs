@@ -13,7 +13,8 @@
 
 use crate::abs::device::{DmaDevice, IbDevice};
 use crate::abs::umem::{
-    Entry, OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked, UmemRequest,
+    Entry, OwnedUmem, ReturnLocked, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemImpl,
+    UmemLocked, UmemRequest,
 };
 use kernel::dma_buf::{DmaBuf, Importer, LockedAttachment};
 use kernel::page::PAGE_SIZE;
@@ -98,7 +99,7 @@ fn revoke_locked(umem: &UmemLocked<'_>) {
 }
 
 /// Pins and maps a new umem; keeps the lock held on success if asked to.
-fn pin_and_map(umem: &UmemDmabuf, keep_locked: bool) -> Result {
+fn pin_and_map(umem: &UmemDmabuf, keep_locked: Option<ReturnLocked>) -> Result {
     let guard = umem.lock()?;
     {
         let umem = guard.view();
@@ -114,8 +115,8 @@ fn pin_and_map(umem: &UmemDmabuf, keep_locked: bool) -> Result {
         }
         RustImporter::map_pages(&umem)?;
     }
-    if keep_locked {
-        guard.leak();
+    if let Some(locked) = keep_locked {
+        locked.keep(guard);
     }
     Ok(())
 }
@@ -126,7 +127,7 @@ fn get_pinned_and_lock<'d>(
     dma_device: Option<DmaDevice<'d>>,
     req: UmemRequest,
     ops: UmemAttachOps,
-    keep_locked: bool,
+    keep_locked: Option<ReturnLocked>,
 ) -> Result<OwnedUmem<'d>> {
     let umem = RustImporter::get(device, dma_device, req, Some(ops))?;
     match pin_and_map(umem.get(), keep_locked) {
@@ -184,16 +185,17 @@ impl UmemImpl for RustImporter {
         req: UmemRequest,
     ) -> Result<OwnedUmem<'d>> {
         let ops = UmemAttachOps::of::<PinnedOps>();
-        get_pinned_and_lock(device, dma_device, req, ops, false)
+        get_pinned_and_lock(device, dma_device, req, ops, None)
     }
 
     fn get_pinned_revocable_and_lock<'d>(
         device: &'d IbDevice,
         dma_device: Option<DmaDevice<'d>>,
         req: UmemRequest,
+        locked: ReturnLocked,
     ) -> Result<OwnedUmem<'d>> {
         let ops = UmemAttachOps::of::<RevocableOps>();
-        get_pinned_and_lock(device, dma_device, req, ops, true)
+        get_pinned_and_lock(device, dma_device, req, ops, Some(locked))
     }
 
     fn set_revoke_locked(umem: &UmemLocked<'_>, cb: RevokeCallback) {

@@ -35,7 +35,7 @@ mod ops;
 mod request;
 mod trace;
 
-pub(crate) use lock::UmemLocked;
+pub(crate) use lock::{ReturnLocked, UmemLocked};
 pub(crate) use ops::{Registration, UmemImpl, UmemOps};
 pub(crate) use request::{Entry, UmemRequest};
 

@@ -70,13 +70,39 @@ impl UmemGuard<'_> {
 
     /// Keeps the lock held after the guard is gone, for the entry points that
     /// return to C with it held (see [`ResvGuard::leak`]).
-    pub(crate) fn leak(self) {
+    ///
+    /// # Safety
+    ///
+    /// Whoever the lock is left to unlocks it before the umem is released
+    /// (the callers of `get_pinned_revocable_and_lock` and `revoke_lock`,
+    /// by ib_core's contract: `revoke_unlock`, or the driver).
+    pub(crate) unsafe fn leak(self) {
         // SAFETY: the reservation object is the buffer's, which the umem keeps
-        // (through its attachment) until it is released, and the callers of the
-        // entry points that return locked (`get_pinned_revocable_and_lock`,
-        // `revoke_lock`) unlock it (`revoke_unlock`, or the driver) before they
-        // release the umem: ib_core's contract.
+        // (through its attachment) until it is released; the lock is released
+        // before that (the caller's contract).
         unsafe { self.guard.leak() };
+    }
+}
+
+/// The promise of the caller of `get_pinned_revocable_and_lock` (ib_core's
+/// contract): it unlocks the new umem's reservation lock before it releases
+/// the umem. Only that entry point's trampoline makes one, and hands it to
+/// [`super::UmemImpl::get_pinned_revocable_and_lock`], which returns the
+/// umem locked through it ([`ReturnLocked::keep`]) without `unsafe`.
+pub(crate) struct ReturnLocked(());
+
+impl ReturnLocked {
+    /// The promise, made by the trampoline of the one entry point whose
+    /// caller gives it.
+    pub(super) fn new() -> Self {
+        Self(())
+    }
+
+    /// Leaves `guard`'s lock held when the entry point returns.
+    pub(crate) fn keep(self, guard: UmemGuard<'_>) {
+        // SAFETY: the caller of the entry point unlocks it before it releases
+        // the umem (the promise this value stands for).
+        unsafe { guard.leak() };
     }
 }
 

@@ -3,6 +3,7 @@
 //! The `struct ib_umem_dmabuf_ops` of an implementation: its trampolines,
 //! the table and its registration with ib_core.
 
+use super::lock::ReturnLocked;
 use super::{Entry, OwnedUmem, RevokeCallback, UmemAttachOps, UmemDmabuf, UmemLocked, UmemRequest};
 use crate::abs::device::{DmaDevice, IbDevice};
 use core::ptr;
@@ -33,12 +34,13 @@ pub(crate) trait UmemImpl {
         req: UmemRequest,
     ) -> Result<OwnedUmem<'d>>;
     /// `ib_umem_dmabuf_get_pinned_revocable_with_dma_device_and_lock()`: on
-    /// success, returns with the reservation lock held (see
-    /// [`ResvGuard::leak`]).
+    /// success, returns with the reservation lock held, kept with `locked`
+    /// ([`ReturnLocked::keep`]).
     fn get_pinned_revocable_and_lock<'d>(
         device: &'d IbDevice,
         dma_device: Option<DmaDevice<'d>>,
         req: UmemRequest,
+        locked: ReturnLocked,
     ) -> Result<OwnedUmem<'d>>;
     /// `ib_umem_dmabuf_set_revoke_locked()`.
     fn set_revoke_locked(umem: &UmemLocked<'_>, cb: RevokeCallback);
@@ -139,8 +141,15 @@ impl<T: UmemImpl> Trampolines<T> {
         let (device, dma_device) =
             unsafe { (IbDevice::from_raw(device), DmaDevice::from_raw(dma_device)) };
         let req = UmemRequest::new(offset, size, fd, access);
+        // The caller unlocks the umem before it releases it (ib_core's
+        // contract for this entry point).
+        let locked = ReturnLocked::new();
         // SAFETY: as in `get`.
-        unsafe { umem_result(T::get_pinned_revocable_and_lock(device, dma_device, req)) }
+        unsafe {
+            umem_result(T::get_pinned_revocable_and_lock(
+                device, dma_device, req, locked,
+            ))
+        }
     }
 
     /// # Safety
@@ -198,8 +207,10 @@ impl<T: UmemImpl> Trampolines<T> {
         // SAFETY: see the function's contract.
         let umem = unsafe { UmemDmabuf::from_raw(umem) };
         if let Ok(guard) = umem.lock() {
-            // The caller releases it with `ib_umem_dmabuf_revoke_unlock()`.
-            guard.leak();
+            // SAFETY: the caller releases it with
+            // `ib_umem_dmabuf_revoke_unlock()` before it releases the umem
+            // (ib_core's contract).
+            unsafe { guard.leak() };
         }
     }
 
