@@ -7,8 +7,11 @@
 //! One device at a time is the device memory new buffers go to
 //! ([`crate::abs::p2p::current`]). Unbinding it revokes its memory: every
 //! buffer there moves to system memory, its importers told to stop using it
-//! first (as amdgpu and xe evict VRAM, and vfio-pci revokes a BAR); the
-//! unbind then waits only for buffers an importer pinned in it.
+//! first (as amdgpu and xe evict VRAM, and vfio-pci revokes a BAR); a
+//! pinned buffer's revocable importers are revoked (they unpin), then it
+//! moves too. The unbind then waits only for buffers pinned by importers
+//! that cannot be revoked, saying so every [`WAIT_REPORT_MS`], and moves
+//! each out as soon as its last pin goes.
 
 #![forbid(unsafe_code)]
 
@@ -65,21 +68,43 @@ impl pci::Driver for IvshmemDriver {
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
         p2p::withdraw(&this.vram);
         this.vram.stop();
-        let done = exporter::revoke(&this.vram);
+        let done = exporter::revoke(&this.vram, true);
         dev_info!(
             pdev,
-            "unbind: {} buffers moved to system memory, {} pinned in device memory\n",
+            "unbind: {} buffers moved to system memory ({} of them pinned by importers now revoked), {} pinned in device memory\n",
             done.moved,
+            done.revoked,
             done.pinned
         );
         if let Some(e) = done.error {
             dev_warn!(
                 pdev,
-                "unbind: {} buffers could not move to system memory ({:?}): waiting for their release\n",
+                "unbind: {} buffers could not move to system memory ({:?})\n",
                 done.failed,
                 e
             );
         }
-        this.vram.wait_released();
+        let mut waited = 0;
+        while !this.vram.released_within(WAIT_ROUND_MS) {
+            // A buffer whose last pin went since moves out now.
+            let done = exporter::revoke(&this.vram, false);
+            waited += WAIT_ROUND_MS;
+            if waited % WAIT_REPORT_MS == 0 {
+                dev_warn!(
+                    pdev,
+                    "unbind: waited {} s for {} device-memory allocations: {} buffers pinned by importers that cannot be revoked; each moves out when they unpin it\n",
+                    waited / 1000,
+                    this.vram.allocations(),
+                    done.pinned
+                );
+            }
+        }
     }
 }
+
+/// How long the unbind waits for allocations before it tries to move
+/// buffers again, in milliseconds.
+const WAIT_ROUND_MS: u32 = 200;
+
+/// How often a waiting unbind says what it waits for, in milliseconds.
+pub(crate) const WAIT_REPORT_MS: u32 = 10_000;

@@ -677,7 +677,10 @@ impl Buffer {
 pub(crate) struct Revoked {
     /// Moved to system memory.
     pub(crate) moved: usize,
-    /// Pinned there by an importer (`EBUSY`).
+    /// Of those, buffers that were pinned by revocable importers only: they
+    /// were revoked first.
+    pub(crate) revoked: usize,
+    /// Pinned there by an importer that cannot be revoked (`EBUSY`).
     pub(crate) pinned: usize,
     /// Could not move for another reason (no system memory for them).
     pub(crate) failed: usize,
@@ -687,10 +690,13 @@ pub(crate) struct Revoked {
 
 /// Revokes `vram`, whose device is being unbound: every buffer in it moves
 /// to system memory, its importers told first, as a GPU driver evicts VRAM
-/// (and vfio-pci revokes a BAR) instead of waiting for userspace. Allocates
-/// nothing to find them; says how many moved and how many could not (the
-/// unbind waits for those to be released).
-pub(crate) fn revoke(vram: &Arc<Vram>) -> Revoked {
+/// (and vfio-pci revokes a BAR) instead of waiting for userspace. A pinned
+/// buffer's importers are told first when `revoke_pinned` is set (the
+/// unbind's first pass): a revocable pinned importer then unmaps and unpins
+/// in its callback, under the lock, as vfio-pci's revocation has it do. The
+/// buffer moves if no pin is left. Allocates nothing to find the buffers;
+/// says how many moved and how many could not (the unbind waits for those).
+pub(crate) fn revoke(vram: &Arc<Vram>, revoke_pinned: bool) -> Revoked {
     let mut done = Revoked::default();
     let mut cursor = 0;
     while let Some(dmabuf) = bufs::next_after(cursor) {
@@ -708,8 +714,15 @@ pub(crate) fn revoke(vram: &Arc<Vram>) -> Revoked {
         if !matches!(&store, Store::Device(set) if set.is_in(vram)) {
             continue;
         }
+        let pinned = buf.stats.pins.load(Ordering::Relaxed) > 0;
+        if pinned && revoke_pinned {
+            buf.invalidate(&guard);
+        }
         match buf.to_system(&store, &guard) {
-            Ok(_) => done.moved += 1,
+            Ok(_) => {
+                done.moved += 1;
+                done.revoked += usize::from(pinned);
+            }
             Err(e) if e == EBUSY => done.pinned += 1,
             Err(e) => {
                 done.failed += 1;

@@ -16,11 +16,13 @@
 //!
 //! The registration is managed by the device (devres): it goes away when the
 //! driver is unbound. The unbind stops new allocations ([`Vram::stop`]), has
-//! the exporter move every buffer it can out of the memory, then waits until
-//! every allocation is freed ([`Vram::wait_released`]): what is left is
-//! memory an importer pinned there, which only its release gives back.
+//! the exporter revoke and move every buffer it can out of the memory, then
+//! waits until every allocation is freed ([`Vram::released_within`]): what
+//! is left is memory an importer that cannot be revoked pinned there, which
+//! only its unpin gives back.
 
 use super::page::{Backing, ChunkSet};
+use super::workqueue::msleep;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::bindings;
@@ -32,7 +34,8 @@ use kernel::page::PAGE_SIZE;
 use kernel::pci;
 use kernel::prelude::*;
 use kernel::sync::aref::ARef;
-use kernel::sync::{new_condvar, new_mutex, Arc, CondVar, Mutex};
+use kernel::sync::{new_condvar, new_mutex, Arc, CondVar, CondVarTimeoutResult, Mutex};
+use kernel::time::msecs_to_jiffies;
 
 /// What the unbind and the allocations share.
 struct VramState {
@@ -119,20 +122,31 @@ impl Vram {
         self.state.lock().bound = false;
     }
 
-    /// Waits until every allocation is freed: from the driver's unbind
-    /// callback, after [`Vram::stop`], before the registration goes.
-    pub(crate) fn wait_released(&self) {
+    /// Waits up to `ms` milliseconds for every allocation to be freed, from
+    /// the driver's unbind callback after [`Vram::stop`]; returns whether
+    /// none is left. The caller waits in rounds and says why between them:
+    /// the registration may go only when this returns `true`.
+    pub(crate) fn released_within(&self, ms: u32) -> bool {
         let mut state = self.state.lock();
-        if state.chunks > 0 {
-            dev_info!(
-                &*self.pdev,
-                "unbind waits for {} device-memory allocations\n",
-                state.chunks
-            );
+        if state.chunks == 0 {
+            return true;
         }
-        while state.chunks > 0 {
-            self.freed.wait(&mut state);
+        let woke = self
+            .freed
+            .wait_interruptible_timeout(&mut state, msecs_to_jiffies(ms));
+        if let CondVarTimeoutResult::Signal { .. } = woke {
+            // The unbinding task was signalled: an unbind cannot be given
+            // up, so this round still takes its time, without spinning.
+            drop(state);
+            msleep(ms);
+            state = self.state.lock();
         }
+        state.chunks == 0
+    }
+
+    /// Live allocations (the unbind's messages).
+    pub(crate) fn allocations(&self) -> usize {
+        self.state.lock().chunks
     }
 
     /// Whether the device of `attach` reaches this memory peer-to-peer: the

@@ -970,6 +970,149 @@ static void devmem_unbind_case(unsigned char *host, struct ibv_mr *hmr)
 		close(fd);
 }
 
+static int mr_record(unsigned long ino, char *out, size_t len);
+static int attr_is(const char *r, const char *name, const char *value);
+
+/*
+ * Starts "unbind" of @bdf in a child, which may block in the driver; 0 on
+ * failure to fork.
+ */
+static pid_t exp_pci_unbind_async(const char *bdf)
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(exp_pci("unbind", bdf) ? 0 : 1);
+	return pid < 0 ? 0 : pid;
+}
+
+/*
+ * Whether the unbind in child @pid ended (successfully) within @secs
+ * seconds; with @secs 0, waits for it however long it takes.
+ */
+static int unbind_ended(pid_t pid, double secs)
+{
+	double end = now() + secs;
+	int status;
+
+	while (secs && waitpid(pid, &status, WNOHANG) == 0) {
+		if (now() > end)
+			return 0;
+		usleep(20000);
+	}
+	if (!secs && waitpid(pid, &status, 0) != pid)
+		return 0;
+	return WIFEXITED(status) && !WEXITSTATUS(status);
+}
+
+/*
+ * Unbinding the device memory's device under pinned MRs. A revocable pinned
+ * MR (rxe's dmabuf_revocable=1) pins its buffer in device memory; the unbind
+ * revokes it first (vfio-pci's, amdgpu's and xe's rule: importers that can
+ * let go are made to), so the buffer moves out and the unbind returns at
+ * once, the MR revoked. A plain pinned MR cannot be revoked: the unbind
+ * waits (saying so in the kernel log) and moves the buffer out as soon as
+ * the MR is deregistered, with the buffer's fd still open.
+ */
+static void devmem_unbind_pinned_case(unsigned char *host, struct ibv_mr *hmr)
+{
+	const size_t len = 4 * PAGE;
+	const __u64 iova = 0x7c0000000000ULL;
+	struct dmabuf_exp_stats st;
+	char bdf[64], r[1024];
+	int err, ok, fd;
+	struct stat sb;
+	struct dmr mr;
+	pid_t pid;
+
+	if (!exp_pci_device(bdf, sizeof(bdf))) {
+		result(0, "devmem_unbind_pinned: device_bound_to_the_exporter");
+		return;
+	}
+	fd = devmem_create(NULL, 0, len, &err);
+	if (fd < 0 || fstat(fd, &sb)) {
+		result(0, "devmem_unbind_pinned: buffer (errno %d)", err);
+		return;
+	}
+	err = write_file(RXE_REVOCABLE_PARAM, "1") ? -1 :
+	      reg_dmabuf_mr(0, len, iova, fd, ACCESS_ALL, &mr);
+	if (write_file(RXE_REVOCABLE_PARAM, "0") && !err) {
+		dereg_mr(&mr);
+		err = -1;
+	}
+	st = exp_stats(fd);
+	result(!err && st.pins == 1 && st.placement == DMABUF_EXP_PLACEMENT_DEVMEM,
+	       "devmem_unbind_pinned: revocable_mr_pins_in_device_memory (errno %d, %llu pins, in %s memory)",
+	       err, (unsigned long long)st.pins, placement_name(&st));
+	if (err) {
+		close(fd);
+		return;
+	}
+	fill(host, len, 43);
+	ok = rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, len, iova, mr.rkey);
+	result(ok && devmem_holds(fd, 0, len, 43), "devmem_unbind_pinned: rdma_write_into_devmem%s",
+	       why_failed());
+	pid = exp_pci_unbind_async(bdf);
+	ok = pid && unbind_ended(pid, 30);
+	result(ok, "devmem_unbind_pinned: unbind_revokes_a_revocable_pin_and_returns");
+	if (pid && !ok) {
+		/* Let the unbind go, so that the cases after this one run. */
+		dereg_mr(&mr);
+		close(fd);
+		unbind_ended(pid, 0);
+		exp_pci("bind", bdf);
+		return;
+	}
+	st = exp_stats(fd);
+	result(st.placement == DMABUF_EXP_PLACEMENT_SYSTEM && st.pins == 0 && st.mappings == 0 &&
+	       devmem_holds(fd, 0, len, 43),
+	       "devmem_unbind_pinned: moved_out_with_its_contents (in %s memory, %llu pins, %llu mapped)",
+	       placement_name(&st), (unsigned long long)st.pins, (unsigned long long)st.mappings);
+	ok = !rdma(qa, IBV_WR_RDMA_WRITE, (uintptr_t)host, hmr->lkey, PAGE, iova, mr.rkey) &&
+	     last_status == IBV_WC_REM_ACCESS_ERR;
+	result(ok && mr_record(sb.st_ino, r, sizeof(r)) && attr_is(r, "dmabuf_revoked", "1"),
+	       "devmem_unbind_pinned: mr_revoked (status %s)", ibv_wc_status_str(last_status));
+	result(!dereg_mr(&mr), "devmem_unbind_pinned: dereg_revoked");
+	close(fd);
+
+	/* A pin that cannot be revoked: the unbind waits until it goes. */
+	ok = exp_pci("bind", bdf);
+	fd = devmem_create(NULL, 0, len, &err);
+	err = fd < 0 ? err : write_file(PINNED_PARAM, "1") ? -1 :
+	      reg_dmabuf_mr(0, len, iova, fd, ACCESS_ALL, &mr);
+	if (write_file(PINNED_PARAM, "0") && !err) {
+		dereg_mr(&mr);
+		err = -1;
+	}
+	st = exp_stats(fd);
+	result(ok && !err && st.pins == 1 && st.placement == DMABUF_EXP_PLACEMENT_DEVMEM,
+	       "devmem_unbind_pinned: bound_again_pinned_mr_in_device_memory (errno %d, in %s memory)",
+	       err, placement_name(&st));
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	pid = exp_pci_unbind_async(bdf);
+	ok = pid && !unbind_ended(pid, 1);
+	result(ok, "devmem_unbind_pinned: unbind_waits_for_a_pin_that_cannot_be_revoked");
+	result(!dereg_mr(&mr), "devmem_unbind_pinned: dereg_pinned");
+	ok = pid && unbind_ended(pid, 30);
+	st = exp_stats(fd);
+	result(ok && st.placement == DMABUF_EXP_PLACEMENT_SYSTEM && st.pins == 0,
+	       "devmem_unbind_pinned: unbind_moves_it_out_once_unpinned (in %s memory, %llu pins)",
+	       placement_name(&st), (unsigned long long)st.pins);
+	close(fd);
+	if (pid && !ok)
+		unbind_ended(pid, 0);
+	ok = exp_pci("bind", bdf);
+	fd = devmem_create(NULL, 0, len, &err);
+	result(ok && fd >= 0 && exp_stats(fd).placement == DMABUF_EXP_PLACEMENT_DEVMEM,
+	       "devmem_unbind_pinned: bound_again_serves_device_memory (errno %d)", err);
+	if (fd >= 0)
+		close(fd);
+}
+
 /*
  * Device memory <-> system memory under traffic: writes into a dynamic MR
  * while the buffer moves both ways, first in turn with the writes, then from
@@ -1982,6 +2125,8 @@ int main(int argc, char **argv)
 		devmem_migration_case(host, hmr);
 	if (wanted("devmem_unbind"))
 		devmem_unbind_case(host, hmr);
+	if (wanted("devmem_unbind_pinned"))
+		devmem_unbind_pinned_case(host, hmr);
 	if (wanted("errnos"))
 		errno_cases();
 	if (wanted("pinned"))
