@@ -5,7 +5,7 @@
 
 #![forbid(unsafe_code)]
 
-use crate::abs::page::max_seg_size;
+use crate::abs::page::{max_seg_size, Backing, ChunkSet};
 use crate::abs::probe::{case_device, MappingSlot, Stamp};
 use crate::abs::workqueue::msleep;
 use crate::exporter::{self, Kind, Placement, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
@@ -481,6 +481,45 @@ fn refcounts(t: &Test) {
 }
 
 /// The cases, each run on the KUnit case of its own name.
+/// Chunk sets copy into each other and into themselves (a migration copies
+/// between two; `Backing::copy_from` is a `memmove`, so one copied onto
+/// itself, or onto another view of its pages, keeps its bytes); a set of
+/// another layout is refused with `EINVAL`.
+fn chunk_copies(t: &Test) {
+    let (Ok(a), Ok(b), Ok(other)) = (
+        ChunkSet::new(&[0, 1, 0]),
+        ChunkSet::new(&[0, 1, 0]),
+        ChunkSet::new(&[2]),
+    ) else {
+        kunit_expect!(t, false);
+        return;
+    };
+    let len = 4 * P;
+    let (Ok(want), Ok(mut got)) = (pattern(len, 7), pattern(len, 0)) else {
+        kunit_expect!(t, false);
+        return;
+    };
+    kunit_expect!(t, a.write(0, &want).is_ok());
+    kunit_expect!(t, b.copy_from(&a).is_ok());
+    kunit_expect!(t, b.read(0, &mut got).is_ok() && got == want);
+    kunit_expect!(t, a.copy_from(&a).is_ok());
+    got.iter_mut().for_each(|x| *x = 0);
+    kunit_expect!(t, a.read(0, &mut got).is_ok() && got == want);
+    let (first, _) = match a.locate(0) {
+        Ok(found) => found,
+        Err(_) => {
+            kunit_expect!(t, false);
+            return;
+        }
+    };
+    kunit_expect!(t, first.copy_from(first).is_ok());
+    kunit_expect!(t, a.read(0, &mut got).is_ok() && got == want);
+    kunit_expect_eq!(t, other.copy_from(&a), Err(EINVAL));
+    if let Some(big) = other.chunks().first() {
+        kunit_expect_eq!(t, first.copy_from(big), Err(EINVAL));
+    }
+}
+
 #[kunit_tests(dmabuf_exporter_rs)]
 mod suite {
     use kernel::kunit::Test;
@@ -488,6 +527,11 @@ mod suite {
     #[test]
     fn create_layouts() {
         Test::with_current(super::create_layouts);
+    }
+
+    #[test]
+    fn chunk_copies() {
+        Test::with_current(super::chunk_copies);
     }
 
     #[test]

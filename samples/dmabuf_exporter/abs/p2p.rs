@@ -190,8 +190,10 @@ pub(crate) struct VramChunk {
 // SAFETY: The chunk is memory of the device owned by this value; it may be
 // copied and freed from any thread.
 unsafe impl Send for VramChunk {}
-// SAFETY: Shared access copies through raw pointers only; concurrent writers
-// are the caller's business, as for any DMA-able memory.
+// SAFETY: `&VramChunk` reads fields that never change and copies through raw
+// pointers only (no reference to the bytes exists, so a concurrent copy or
+// DMA tears a copy at worst). Needed: a buffer's chunks are shared (`Arc`)
+// with its copy work and the fault handler.
 unsafe impl Sync for VramChunk {}
 
 impl VramChunk {
@@ -239,7 +241,10 @@ impl VramChunk {
     }
 }
 
-impl Backing for VramChunk {
+// SAFETY: the allocation is mapped at `vaddr` while the value exists (type
+// invariant) and `with_page` refuses a page past its `len`, a whole number of
+// pages that never changes.
+unsafe impl Backing for VramChunk {
     fn bytes(&self) -> usize {
         self.len
     }

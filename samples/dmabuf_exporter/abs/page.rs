@@ -27,15 +27,26 @@ pub(crate) const MAX_CHUNK_ORDER: u32 = 9;
 /// The memory is the buffer's: devices DMA into it, processes map it, other
 /// threads copy in and out. No reference to its bytes is ever made (it would
 /// claim they do not change under it); they are copied through raw pointers
-/// only, as `memcpy` would.
-pub(crate) trait Backing {
+/// only, as `memcpy` would, and a concurrent writer may leave a copy torn,
+/// never unsound: the bytes are plain integers, valid whatever they hold.
+///
+/// # Safety
+///
+/// Implementors guarantee that [`Backing::with_page`] runs its closure with
+/// the kernel address of a mapping of page `i` that is valid for reads and
+/// writes of [`PAGE_SIZE`] bytes for the whole call, for every
+/// `i < bytes() / PAGE_SIZE`, and that `bytes()` is a whole number of pages
+/// that does not change. The provided methods copy through those addresses
+/// and rely on nothing else.
+pub(crate) unsafe trait Backing {
     /// Size in bytes, a whole number of pages.
     fn bytes(&self) -> usize;
 
     /// Runs `f` with the kernel address of page `i`, mapped for the call.
     fn with_page<R>(&self, i: usize, f: impl FnOnce(*mut u8) -> R) -> Result<R>;
 
-    /// Copies `src` (of the same size) into this memory.
+    /// Copies `src` (of the same size) into this memory. `src` may be this
+    /// very memory, or another view of it: the copy is a `memmove`.
     fn copy_from(&self, src: &impl Backing) -> Result {
         if src.bytes() != self.bytes() {
             return Err(EINVAL);
@@ -43,9 +54,10 @@ pub(crate) trait Backing {
         for i in 0..self.bytes() / PAGE_SIZE {
             src.with_page(i, |from| {
                 self.with_page(i, |to| {
-                    // SAFETY: both mappings cover a whole page; two chunks never
-                    // share memory, so the ranges do not overlap.
-                    unsafe { core::ptr::copy_nonoverlapping(from, to, PAGE_SIZE) }
+                    // SAFETY: both addresses are mappings of a whole page,
+                    // valid for the calls (the trait's contract); `copy`
+                    // allows the two ranges to overlap.
+                    unsafe { core::ptr::copy(from, to, PAGE_SIZE) }
                 })
             })??;
         }
@@ -56,9 +68,9 @@ pub(crate) trait Backing {
     fn read(&self, offset: usize, buf: &mut [u8]) -> Result {
         let out = buf.as_mut_ptr();
         self.access(offset, buf.len(), |page, at, done, n| {
-            // SAFETY: `access` keeps `[at, at + n)` inside the mapped page and
-            // `[done, done + n)` inside `buf`; the buffer's memory never aliases
-            // a caller's slice.
+            // SAFETY: `access` keeps `[at, at + n)` inside the mapped page (the
+            // trait's contract) and `[done, done + n)` inside `buf`; `buf` is a
+            // caller's exclusive slice, so the buffer's memory is not in it.
             unsafe { core::ptr::copy_nonoverlapping(page.add(at), out.add(done), n) }
         })
     }
@@ -67,7 +79,8 @@ pub(crate) trait Backing {
     fn write(&self, offset: usize, data: &[u8]) -> Result {
         let src = data.as_ptr();
         self.access(offset, data.len(), |page, at, done, n| {
-            // SAFETY: as in `read`, with the roles swapped.
+            // SAFETY: as in `read`, with the roles swapped (`data` is borrowed
+            // shared, and the buffer's memory is never a Rust slice).
             unsafe { core::ptr::copy_nonoverlapping(src.add(done), page.add(at), n) }
         })
     }
@@ -112,9 +125,11 @@ pub(crate) struct PageChunk {
 // SAFETY: The chunk is plain memory owned by this value; pages may be used and
 // freed from any thread.
 unsafe impl Send for PageChunk {}
-// SAFETY: Shared access only reads page pointers or copies through temporary
-// kernel mappings; concurrent writers are the caller's business, as for any
-// DMA-able memory.
+// SAFETY: `&PageChunk` reads the page pointer and order, which never change,
+// and copies through temporary kernel mappings by raw pointer only (no
+// reference to the bytes exists, so a concurrent copy or DMA tears a copy at
+// worst). Needed: a buffer's chunks are shared (`Arc`) with its copy work and
+// the fault handler.
 unsafe impl Sync for PageChunk {}
 
 impl PageChunk {
@@ -154,7 +169,10 @@ impl PageChunk {
     }
 }
 
-impl Backing for PageChunk {
+// SAFETY: `with_page` maps page `i` of the allocation (`page_raw` refuses an
+// `i` past it) with `kmap_local_page` for the closure's call; the size is the
+// allocation's, fixed.
+unsafe impl Backing for PageChunk {
     fn bytes(&self) -> usize {
         self.len()
     }
