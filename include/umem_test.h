@@ -31,5 +31,11 @@ void umem_test_exit(struct kunit *test);
  * ends; NULL on failure.
  */
 struct ib_device *umem_test_ibdev(struct kunit *test);
+/*
+ * For the Rust heap suite: the system-heap buffer given at load
+ * (kunit/heap_test.c), held by the module until it is unloaded, or NULL with
+ * @test marked skipped.
+ */
+struct dma_buf *umem_kunit_heap_buf(struct kunit *test);
 
 #endif /* UMEM_TEST_H */

@@ -10,9 +10,12 @@
  *
  * A module cannot allocate from a heap by itself: the buffer comes from the
  * loading process, as the descriptor kunit_heap_fd (heap_exec in the
- * real-tables boot, scripts/guest/real_tables.sh), taken in suite_init,
- * which runs in that process. Without it the cases skip (make check's main
- * boot, make kunit).
+ * real-tables boot, scripts/guest/real_tables.sh). The parameter's setter
+ * takes it: it runs in that process while the module loads, whereas KUnit
+ * runs each case in a thread of its own, where the descriptor means
+ * nothing. The module keeps the buffer until it is unloaded (the
+ * parameter's free). Without it the cases skip (make check's main boot,
+ * make kunit), those of the Rust suite umem_dmabuf_rs_heap_rs too.
  */
 #include <kunit/test.h>
 #include <linux/dma-buf.h>
@@ -33,13 +36,8 @@
 #define HEAP_PAGES 19
 #define HEAP_SIZE (HEAP_PAGES * P)
 
-static int heap_fd = -1;
-module_param_named(kunit_heap_fd, heap_fd, int, 0444);
-MODULE_PARM_DESC(kunit_heap_fd,
-		 "Test: a system dma-heap buffer of the loading process for the heap suite (kunit=1)");
-
 static struct dma_buf *heap_buf;
-
+static int heap_fd = -1;
 /* The system heap's name in its dma-bufs' exp_name. */
 #define HEAP_EXP_NAME "system"
 
@@ -55,13 +53,16 @@ static void heap_impl_desc(const struct ib_umem_dmabuf_ops *const *impl, char *d
 
 KUNIT_ARRAY_PARAM(heap_impl, heap_impls, heap_impl_desc);
 
-static int heap_suite_init(struct kunit_suite *suite)
+/* Takes the loading process's buffer @val (a descriptor) for the suites. */
+static int heap_fd_set(const char *val, const struct kernel_param *kp)
 {
 	struct dma_buf *buf;
+	int fd, err;
 
-	if (heap_fd < 0)
-		return 0;
-	buf = dma_buf_get(heap_fd);
+	err = kstrtoint(val, 0, &fd);
+	if (err)
+		return err;
+	buf = dma_buf_get(fd);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 	if (strcmp(buf->exp_name, HEAP_EXP_NAME) || buf->size != HEAP_SIZE) {
@@ -70,15 +71,42 @@ static int heap_suite_init(struct kunit_suite *suite)
 		dma_buf_put(buf);
 		return -EINVAL;
 	}
+	if (heap_buf)
+		dma_buf_put(heap_buf);
 	heap_buf = buf;
+	heap_fd = fd;
 	return 0;
 }
 
-static void heap_suite_exit(struct kunit_suite *suite)
+/* At unload, or when the load fails after the parameters were set. */
+static void heap_fd_free(void *arg)
 {
 	if (heap_buf)
 		dma_buf_put(heap_buf);
 	heap_buf = NULL;
+}
+
+static const struct kernel_param_ops heap_fd_ops = {
+	.set = heap_fd_set,
+	.get = param_get_int,
+	.free = heap_fd_free,
+};
+
+module_param_cb(kunit_heap_fd, &heap_fd_ops, &heap_fd, 0444);
+MODULE_PARM_DESC(kunit_heap_fd,
+		 "Test: a system dma-heap buffer of the loading process for the heap suites (kunit=1)");
+
+/*
+ * For the Rust suite umem_dmabuf_rs_heap_rs (rust/tests.rs): the heap
+ * buffer, which the module holds until it is unloaded, or NULL with @test
+ * marked skipped as this suite's cases are.
+ */
+struct dma_buf *umem_kunit_heap_buf(struct kunit *test)
+{
+	if (!heap_buf)
+		kunit_mark_skipped(test,
+				   "no heap buffer (load with kunit_heap_fd=, scripts/guest/real_tables.sh)");
+	return heap_buf;
 }
 
 struct heap_entries {
@@ -270,8 +298,6 @@ static struct kunit_case heap_cases[] = {
 
 static struct kunit_suite umem_heap_suite = {
 	.name = "umem_dmabuf_rs_heap",
-	.suite_init = heap_suite_init,
-	.suite_exit = heap_suite_exit,
 	.init = heap_init,
 	.exit = umem_test_exit,
 	.test_cases = heap_cases,

@@ -7,7 +7,9 @@
 #![forbid(unsafe_code)]
 
 use crate::abs::device::{DmaDevice, IbDevice};
-use crate::abs::testing::{device_refs, ib_device, install_foreign, FenceWatch, MockBuffer};
+use crate::abs::testing::{
+    device_refs, heap_buffer, ib_device, install_foreign, FenceWatch, MockBuffer, HEAP_SIZE,
+};
 use crate::abs::umem::{OwnedUmem, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked};
 use crate::importer::RustImporter;
 use kernel::device::{Bound, Device};
@@ -218,6 +220,54 @@ fn device_references(t: &Test) {
     kunit_expect_eq!(t, device_refs(dev), before);
 }
 
+/// On the kernel's own system heap, which hands every map of an attachment
+/// the same table (its own, DMA-mapped again each time), with no
+/// `CONFIG_DMABUF_DEBUG` copy in between: a umem's second map is refused
+/// with `EBUSY` before the heap is called (a second call would map that
+/// table again, leak the first mapping's IOVAs and alias it), and the umem
+/// maps again once unmapped. Runs in the real-tables boot, which loads the
+/// module with a heap buffer (scripts/guest/real_tables.sh); skipped
+/// elsewhere.
+fn heap_map_refused_while_mapped(t: &Test) {
+    let Some(buf) = heap_buffer(t) else {
+        return;
+    };
+    let ibdev = match ib_device(t) {
+        Ok((ibdev, _)) => ibdev,
+        Err(e) => return t.fail(format_args!("no device for the case: {e:?}")),
+    };
+    let Some(dev) = ibdev.dma_device() else {
+        return t.fail(format_args!("the case's ib_device has no DMA device"));
+    };
+    // A window with a partial first and last page: trimmed in the heap's
+    // own table while mapped.
+    let (offset, size) = (PAGE_SIZE + 100, HEAP_SIZE - 2 * PAGE_SIZE - 200);
+    let ops = Some(UmemAttachOps::of::<CaseOps>());
+    let umem = match OwnedUmem::new(ibdev, offset, size, true, buf, dev, ops) {
+        Ok(umem) => umem,
+        Err(e) => return t.fail(format_args!("umem: {e:?}")),
+    };
+    let Ok(guard) = umem.get().lock() else {
+        return t.fail(format_args!("umem not locked"));
+    };
+    let view = guard.view();
+    for round in 0..2 {
+        kunit_expect_eq!(t, RustImporter::map_pages(&view), Ok(()));
+        match view.map() {
+            Err(e) => kunit_expect_eq!(t, e, EBUSY),
+            Ok(second) => {
+                t.fail(format_args!(
+                    "round {round}: a second mapping of the heap's table"
+                ));
+                second.unmap();
+            }
+        }
+        kunit_expect!(t, view.is_mapped());
+        RustImporter::unmap_pages(&view);
+        kunit_expect!(t, !view.is_mapped());
+    }
+}
+
 /// Where the warning of a move fence dropped unsignalled comes from.
 const FENCE_WARNING_SITE: &str = "rust/kernel/dma_buf/export/fence.rs";
 
@@ -272,5 +322,18 @@ mod suite {
     #[test]
     fn device_references() {
         Test::with_current(super::device_references);
+    }
+}
+
+/// `umem_dmabuf_rs_heap_rs`: the safe layer on the system heap's own tables
+/// (the real-tables boot's filter, `umem_dmabuf_rs_heap*`, selects it with
+/// the C heap suite).
+#[kunit_tests(umem_dmabuf_rs_heap_rs)]
+mod heap_suite {
+    use kernel::kunit::Test;
+
+    #[test]
+    fn heap_map_refused_while_mapped() {
+        Test::with_current(super::heap_map_refused_while_mapped);
     }
 }

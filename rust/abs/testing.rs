@@ -40,6 +40,7 @@ extern "C" {
     fn umem_mock_unpinned(exp: *mut MockExp) -> u32;
     fn umem_mock_destroy(test: *mut bindings::kunit, exp: *mut MockExp);
     fn umem_test_ibdev(test: *mut bindings::kunit) -> *mut c_void;
+    fn umem_kunit_heap_buf(test: *mut bindings::kunit) -> *mut c_void;
 }
 
 /// The running case's `struct kunit`.
@@ -103,6 +104,25 @@ impl Drop for MockBuffer<'_> {
         unsafe { umem_mock_destroy(self.test, self.exp.as_ptr()) };
     }
 }
+
+/// The system-heap buffer the module was loaded with (`kunit_heap_fd`,
+/// kunit/heap_test.c, which checked its exporter and its `HEAP_SIZE`); `None`,
+/// the case marked skipped, when there is none (every boot but the
+/// real-tables one).
+pub(crate) fn heap_buffer(case: &Test) -> Option<ARef<DmaBuf>> {
+    // SAFETY: `current` is the running case.
+    let raw = unsafe { umem_kunit_heap_buf(current(case)) }.cast::<bindings::dma_buf>();
+    if raw.is_null() {
+        return None;
+    }
+    // SAFETY: the module holds the buffer until it is unloaded, after its
+    // suites ran; the reference taken here keeps it after that.
+    let buf = unsafe { DmaBuf::from_raw(raw) };
+    Some(buf.into())
+}
+
+/// The size of the heap buffer: 19 pages (kunit/heap_test.c, HEAP_PAGES).
+pub(crate) const HEAP_SIZE: usize = 19 * kernel::page::PAGE_SIZE;
 
 /// An RDMA device for the running case, never registered, and its DMA
 /// device, a KUnit device with 64-bit DMA, bound to a KUnit driver; both
