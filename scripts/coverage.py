@@ -125,21 +125,37 @@ def reachable(path, module):
                 target.startswith(DATA_SECTIONS):
             roots.add(resolve(m.group(2), m.group(3) or "+", m.group(4) or "0", m.group(1)))
     caller = None
+    # A call or jump's own target (<name> in the disassembly) counts only
+    # when no relocation follows it: in an unlinked object a relocated
+    # branch shows its placeholder displacement, which points at the next
+    # instruction, often the next function's first byte.
+    pending = None
+
+    def add(frm, to):
+        if to and to != frm:
+            edges.setdefault(frm, set()).add(to)
+
     for line in run("objdump", "-dr", "--no-show-raw-insn", path).splitlines():
         m = re.match(r"[0-9a-f]+ <([^<>]+)>:$", line)
         if m:
+            if pending:
+                add(*pending)
+            pending = None
             caller = m.group(1)
             continue
         if caller is None or not line.startswith(("\t", " ")):
             continue
         m = re.search(r"(R_X86_64_\w+)\s+([^+\-\s]+)(?:([+-])0x([0-9a-f]+))?", line)
         if m:
-            callee = resolve(m.group(2), m.group(3) or "+", m.group(4) or "0", m.group(1))
-        else:
-            found = re.findall(r"<([^<>+]+)>", line)
-            callee = found[0] if found else None
-        if callee and callee != caller:
-            edges.setdefault(caller, set()).add(callee)
+            pending = None
+            add(caller, resolve(m.group(2), m.group(3) or "+", m.group(4) or "0", m.group(1)))
+            continue
+        if pending:
+            add(*pending)
+        found = re.findall(r"<([^<>+]+)>", line)
+        pending = (caller, found[0]) if found else None
+    if pending:
+        add(*pending)
     return {r for r in roots if r}, edges
 
 
