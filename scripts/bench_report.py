@@ -45,7 +45,7 @@ bench_report.py --boots LOG...: the in-kernel benchmarks of several boots
 (make bench, or make kunit with KUNIT_FILTER=umem_dmabuf_rs_bench.umem_bench),
 for comparisons across boots, kernels or commits: per benchmark and size,
 each boot's median per-round Rust/C, then their median over the boots with a
-95% bootstrap interval (Documentation/performance.rst, "Against Linux 6.12").
+95% bootstrap interval (Documentation/performance.rst, "Where the limits come from").
 """
 import json
 import math
