@@ -67,11 +67,7 @@ setup_failed() {	# setup_failed WHAT: the verdict when nothing can be tested
 export UMEM_PHASES=$results/phases.txt
 : >"$UMEM_PHASES"
 # The tree the run tests, named in the run-time tables.
-{
-	c=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null) || c=
-	[ -z "$c" ] || [ -z "$(git -C "$ROOT" status --porcelain -uno 2>/dev/null)" ] || c=$c-dirty
-	echo "${c:-an unrecorded commit}"
-} >"$results/commit.txt"
+record_commit >"$results/commit.txt"
 phase_mark begin "make check"
 phase_mark begin "set-up, kernel source and patches"
 "$ROOT/scripts/setup.sh" || setup_failed "set-up (scripts/setup.sh)"

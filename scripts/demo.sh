@@ -8,6 +8,15 @@ set -euo pipefail
 export UMEM_KERNEL=fast
 . "$(dirname "$0")/lib.sh"
 
+# Each phase's start and end and the outcome, for the run-time line of the
+# README (scripts/runtimes.py --run demo).
+results=$ROOT/build/demo-results
+mkdir -p "$results"
+export UMEM_PHASES=$results/phases.txt
+: >"$UMEM_PHASES"
+record_commit >"$results/commit.txt"
+echo "demo failed" >"$results/verdict.txt"
+phase_mark begin "make demo"
 "$ROOT/scripts/kernel.sh"
 "$ROOT/scripts/rdma-core.sh"
 "$ROOT/scripts/module.sh"
@@ -28,4 +37,6 @@ python3 "$ROOT/scripts/devmem_check.py" "$ROOT/build/devmem-$(basename "$log" .l
 	die "the host does not find in the BAR what the guest wrote there"
 say "demo finished; serial log: $log"
 # The same across two machines (make demo-2node).
-exec "$ROOT/scripts/two_node.sh" demo
+"$ROOT/scripts/two_node.sh" demo
+phase_mark end "make demo"
+echo "demo finished" >"$results/verdict.txt"

@@ -67,6 +67,15 @@ phase_mark() {
 	[ -z "${UMEM_PHASES:-}" ] || echo "$(date +%s) $1 $2" >>"$UMEM_PHASES"
 }
 
+# record_commit: the short id of the tree's commit, "-dirty" when a tracked
+# file differs from it, for the run-time tables of make check and make demo.
+record_commit() {
+	local c
+	c=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null) || c=
+	[ -z "$c" ] || [ -z "$(git -C "$ROOT" status --porcelain -uno 2>/dev/null)" ] || c=$c-dirty
+	echo "${c:-an unrecorded commit}"
+}
+
 # copy_sources DEST: a fresh copy of this tree's sources (tracked files
 # and new ones git does not ignore; no build output) in DEST, for a build
 # that must not touch this tree's objects. Objects built there name DEST's

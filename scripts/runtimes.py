@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The run-time tables of make check, written from a run's own records.
+"""The run-time tables of make check and make demo, from a run's own records.
 
 make check appends "EPOCH begin|end NAME" lines to build/results/phases.txt
 for its phases (set-up, each kernel and rdma-core build, host checks, each
@@ -9,17 +9,22 @@ This script turns them into a table: each phase's start and end, in
 minutes after the run began, and its wall time; the machine's cores and
 processor; the verdict's closing line.
 
-usage: runtimes.py [--results DIR] [--logs DIR] [--update FILE... --kind first|warm]
+usage: runtimes.py [--run check|demo] [--results DIR] [--logs DIR]
+                   [--update FILE... --kind first|warm]
+
+make demo records the same in build/demo-results/ (--run demo): its
+phases, its commit, and "demo finished" once every step passed.
 
 The run's commit (build/results/commit.txt, "-dirty" when the tree had
 changes) is named in the table and in the README's line, so that the first
 and the warm run can be seen to be of the same tree.
 
 The guests' parts that took 30 s or more (their "umem: NAME took N s"
-lines in the serial logs of --logs) follow in a second table.
+lines in the serial logs of --logs, of the boots the run recorded) follow
+in a second table.
 
 Without --update it prints the table. With it, each FILE's block between
-the lines "make-check-times-KIND-begin" and "make-check-times-KIND-end"
+the lines "make-RUN-times-KIND-begin" and "make-RUN-times-KIND-end"
 (an rst comment ".. make-check-times-first-begin" in the manual, an HTML
 comment in README.md) is replaced: the manual gets the whole table, the
 README one line with the total, the machine and the result.
@@ -37,9 +42,11 @@ def mmss(sec):
     return f"{sec // 60} min {sec % 60:02d} s"
 
 
-def phases(path):
+def phases(path, run):
     """[(name, begin, end)] in order of their begin; the run's own first."""
     begin, end = {}, {}
+    if not os.path.exists(path):
+        return []
     with open(path) as f:
         for line in f:
             parts = line.rstrip("\n").split(" ", 2)
@@ -51,7 +58,7 @@ def phases(path):
             else:
                 end[name] = t  # and its last end
     out = [(n, b, end.get(n)) for n, b in begin.items()]
-    out.sort(key=lambda x: (x[0] != "make check", x[1]))
+    out.sort(key=lambda x: (x[0] != run, x[1]))
     return out
 
 
@@ -69,10 +76,12 @@ def machine():
     return cores, model
 
 
-def verdict(results):
+def verdict(results, run):
+    """make check's closing line; make demo's "demo finished" or "demo failed"."""
+    pat = r"^\d+ passed, \d+ failed" if run == "make check" else r"^demo (finished|failed)$"
     try:
         with open(os.path.join(results, "verdict.txt")) as f:
-            lines = [l.strip() for l in f if re.match(r"^\d+ passed, \d+ failed", l.strip())]
+            lines = [l.strip() for l in f if re.match(pat, l.strip())]
         return lines[-1] if lines else "no verdict"
     except OSError:
         return "no verdict"
@@ -88,33 +97,37 @@ def commit(results):
         return "an unrecorded commit"
 
 
-def table(rows, kind, cores, model, result, at):
-    run = next((r for r in rows if r[0] == "make check"), None)
+def table(rows, name, kind, cores, model, result, at):
+    run = next((r for r in rows if r[0] == name), None)
     t0 = run[1] if run else rows[0][1]
     total = (run[2] - run[1]) if run and run[2] else None
     what = "a first run (empty cache)" if kind == "first" else "a warm run (caches filled)"
-    out = [f"``make check`` at {at}, {what}, on {cores} cores ({model}):",
+    short = name.split()[1]
+    runarg = "" if short == "check" else f" --run {short}"
+    data = f"runtimes-{kind}.rst" if short == "check" else f"runtimes-{short}-{kind}.rst"
+    out = [f"``{name}`` at {at}, {what}, on {cores} cores ({model}):",
            f"{mmss(total) if total is not None else 'unfinished'}, ``{result}``.",
-           "Regenerate: ``scripts/runtimes.py --update "
-           f"Documentation/data/runtimes-{kind}.rst README.md --kind {kind}`` after the run.", "",
+           f"Regenerate: ``scripts/runtimes.py{runarg} --update "
+           f"Documentation/data/{data} README.md --kind {kind}`` after the run.", "",
            ".. list-table::", "   :header-rows: 1", "",
            "   * - phase", "     - from (min)", "     - to (min)", "     - wall time"]
-    for name, b, e in rows:
-        if name == "make check":
+    for phase, b, e in rows:
+        if phase == name:
             continue
-        out += [f"   * - {name}", f"     - {(b - t0) / 60:.1f}",
+        out += [f"   * - {phase}", f"     - {(b - t0) / 60:.1f}",
                 f"     - {(e - t0) / 60:.1f}" if e else "     - (no end)",
                 f"     - {mmss(e - b)}" if e else "     -"]
     return out, total
 
 
-def lanes(logdir):
-    """[(log, lane, seconds)] from the guests' "umem: NAME took N s" lines."""
+def lanes(logdir, boots):
+    """[(log, lane, seconds)] from the "umem: NAME took N s" lines of the
+    serial logs of BOOTS (the run's "boot NAME" phases)."""
     out = []
     if not os.path.isdir(logdir):
         return out
     for name in sorted(os.listdir(logdir)):
-        if not name.endswith("-serial.log"):
+        if not name.endswith("-serial.log") or name[:-len("-serial.log")] not in boots:
             continue
         with open(os.path.join(logdir, name), errors="replace") as f:
             for line in f:
@@ -136,12 +149,12 @@ def lane_table(rows, least):
     return out
 
 
-def replace_block(path, kind, body):
+def replace_block(path, run, kind, body):
     text = open(path).read()
-    pat = re.compile(rf"(make-check-times-{kind}-begin[^\n]*\n)(.*?)(\n[^\n]*make-check-times-{kind}-end)",
-                     re.S)
+    mark = f"make-{run}-times-{kind}"
+    pat = re.compile(rf"({mark}-begin[^\n]*\n)(.*?)(\n[^\n]*{mark}-end)", re.S)
     if not pat.search(text):
-        sys.exit(f"{path}: no make-check-times-{kind}-begin/end markers")
+        sys.exit(f"{path}: no {mark}-begin/end markers")
     text = pat.sub(lambda m: m.group(1) + "\n".join(body) + m.group(3), text, count=1)
     with open(path, "w") as f:
         f.write(text)
@@ -149,30 +162,37 @@ def replace_block(path, kind, body):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--results", default=os.path.join(ROOT, "build", "results"))
+    ap.add_argument("--run", choices=("check", "demo"), default="check")
+    ap.add_argument("--results")
     ap.add_argument("--logs", default=os.path.join(ROOT, "build", "logs"))
     ap.add_argument("--update", nargs="*", default=[])
     ap.add_argument("--kind", choices=("first", "warm"), default="warm")
     args = ap.parse_args()
-    rows = phases(os.path.join(args.results, "phases.txt"))
+    name = f"make {args.run}"
+    results = args.results or os.path.join(
+        ROOT, "build", "results" if args.run == "check" else "demo-results")
+    rows = phases(os.path.join(results, "phases.txt"), name)
     if not rows:
         sys.exit("no phases recorded")
     cores, model = machine()
-    result = verdict(args.results)
-    at = commit(args.results)
-    body, total = table(rows, args.kind, cores, model, result, at)
-    body += lane_table(lanes(args.logs), 30)
+    result = verdict(results, name)
+    at = commit(results)
+    body, total = table(rows, name, args.kind, cores, model, result, at)
+    boots = {p[len("boot "):] for p, _, _ in rows if p.startswith("boot ")}
+    body += lane_table(lanes(args.logs, boots), 30)
     if not args.update:
         print("\n".join(body))
         return 0
     for path in args.update:
         if path.endswith(".md"):
             what = "First run (empty cache)" if args.kind == "first" else "Warm run"
+            if args.run != "check":
+                what = f"`{name}`, {what[0].lower() + what[1:]}"
             line = (f"{what}: {mmss(total) if total is not None else 'unfinished'} "
                     f"on {cores} cores at {at}, `{result}`.")
-            replace_block(path, args.kind, [line])
+            replace_block(path, args.run, args.kind, [line])
         else:
-            replace_block(path, args.kind, [""] + body + [""])
+            replace_block(path, args.run, args.kind, [""] + body + [""])
     return 0
 
 

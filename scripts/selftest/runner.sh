@@ -12,7 +12,8 @@
 # of an int3 trap before the job began (boot_crash_before_job). Then the benchmark report
 # (scripts/bench_report.py) on a synthetic log: the ratios it computes, and
 # whether its null arm lets it judge the importers; last,
-# the build progress of lib.sh (run_with_progress) over a churning build.
+# the build progress of lib.sh (run_with_progress) over a churning build,
+# the manual's patch references and the run-time tables of make demo.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 KUNIT_PY=$KSRC/tools/testing/kunit/kunit.py
@@ -381,6 +382,26 @@ if python3 "$ROOT/scripts/patchrefs.py" "$tmp/refs-ok.rst" &&
 	echo "    ok   patch references: stale number, wrong subject, bare number reported"
 else
 	echo "    FAIL patch references: $refs" >&2
+	bad=1
+fi
+# The run-time tables (scripts/runtimes.py): make demo's records give its
+# total and its own boots' long parts, not those of another run's logs.
+mkdir -p "$tmp/rt/res" "$tmp/rt/logs"
+printf '%s\n' "1000 begin make demo" "1005 begin boot demo" "1100 end boot demo" \
+	"1210 end make demo" >"$tmp/rt/res/phases.txt"
+echo "demo finished" >"$tmp/rt/res/verdict.txt"
+echo "umem: demo_part took 40 s" >"$tmp/rt/logs/demo-serial.log"
+echo "umem: check_part took 90 s" >"$tmp/rt/logs/check-serial.log"
+printf '%s\n' '<!-- make-demo-times-warm-begin -->' x '<!-- make-demo-times-warm-end -->' \
+	>"$tmp/rt/R.md"
+rt=$(python3 "$ROOT/scripts/runtimes.py" --run demo --results "$tmp/rt/res" --logs "$tmp/rt/logs")
+if python3 "$ROOT/scripts/runtimes.py" --run demo --results "$tmp/rt/res" \
+	--logs "$tmp/rt/logs" --update "$tmp/rt/R.md" --kind warm &&
+   grep -q '^`make demo`, warm run: 3 min 30 s on .*`demo finished`\.$' "$tmp/rt/R.md" &&
+   grep -q 'demo_part' <<<"$rt" && ! grep -q 'check_part' <<<"$rt"; then
+	echo "    ok   run times: make demo's total and its own boots' parts"
+else
+	echo "    FAIL run times: make demo's total and its own boots' parts: $(cat "$tmp/rt/R.md") $rt" >&2
 	bad=1
 fi
 exit $bad
