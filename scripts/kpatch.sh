@@ -19,6 +19,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 PDIR=$KPATCHES
 COVER=$PDIR/0000-cover-letter.patch
+# The subject prefix of every patch, the cover letter's own.
+PREFIX="RFC PATCH"
 
 # Brings the cached tree to pristine + patches/ unless it is there already
 # (its HEAD is what patches/ make; uncommitted edits there are left alone).
@@ -35,10 +37,17 @@ checkout)
 	;;
 export)
 	series_patches | xargs -r rm -f
-	git -C "$KSRC" format-patch -q --no-signature --zero-commit -N -o "$PDIR" pristine..HEAD
+	# Numbered under the cover's prefix: "[RFC PATCH 01/36]" as sent.
+	git -C "$KSRC" format-patch -q --no-signature --zero-commit --subject-prefix="$PREFIX" -n \
+		-o "$PDIR" pristine..HEAD
+	# One From: line: git folds the identity's long header, and checkpatch
+	# then takes some folded patches for plain files.
+	for p in $(series_patches); do
+		sed -i '/^From: [^<]*$/{N;s/\n / /}' "$p"
+	done
 	# The cover letter's text is written by hand; its shortlog and diffstat
 	# (from the author line "NAME (N):" to the end) follow the series.
-	stat=$(git -C "$KSRC" format-patch --cover-letter --stdout pristine..HEAD |
+	stat=$(git -C "$KSRC" format-patch --cover-letter --subject-prefix="$PREFIX" --stdout pristine..HEAD |
 		awk '/^\*\*\* BLURB HERE/ { f = 1; next }
 		     f && !d && /^[^ ].* \([0-9]+\):$/ { p = 1 }
 		     p && /^-- ?$/ { p = 0; d = 1 }
@@ -56,15 +65,33 @@ check)
 	[ -x "$KSRC/scripts/checkpatch.pl" ] || "$ROOT/scripts/kernel.sh" --prepare-only
 	rc=0
 	series_tree
+	# UNKNOWN_COMMIT_ID: the cached tree is Debian's tarball, without
+	# upstream's history, so checkpatch cannot look up a Fixes: id.
 	for p in $(series_patches); do
 		"$KSRC/scripts/checkpatch.pl" --strict -q --no-tree \
-			--ignore FILE_PATH_CHANGES "$p" || rc=1
+			--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$p" || rc=1
 	done
 	n=$(series_patches | wc -l)
-	if ! grep -q "^Subject: \[RFC PATCH 0/$n\]" "$COVER"; then
-		echo "$COVER: its Subject must read [RFC PATCH 0/$n] (the series has $n patches)" >&2
+	if ! grep -q "^Subject: \[$PREFIX 0/$n\]" "$COVER"; then
+		echo "$COVER: its Subject must read [$PREFIX 0/$n] (the series has $n patches)" >&2
 		rc=1
 	fi
+	# One identity: every patch is from the cover letter's author and
+	# signed off by it, under the cover's prefix and numbering.
+	who=$(sed -n 's/^From: //p' "$COVER")
+	i=0
+	for p in $(series_patches); do
+		i=$((i + 1))
+		from=$(awk '/^From: / { f = 1; sub(/^From: /, ""); s = $0; next }
+			    f && /^ / { sub(/^ +/, " "); s = s $0; next } f { print s; exit }' "$p")
+		if [ "$from" != "$who" ] ||
+		   ! grep -qxF "Signed-off-by: $who" "$p" ||
+		   [ "$(grep -c '^Signed-off-by: ' "$p")" != 1 ] ||
+		   ! grep -q "^Subject: \[$PREFIX $(printf '%0*d' ${#n} $i)/$n\] " "$p"; then
+			echo "$(basename "$p"): must be From: and Signed-off-by: $who (once), Subject: [$PREFIX $i/$n]" >&2
+			rc=1
+		fi
+	done
 	exit $rc
 	;;
 build-each)

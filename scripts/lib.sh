@@ -324,8 +324,10 @@ git_record_pristine() {
 	git_tree "$1" add -f -A
 	git_tree "$1" commit -q -m "$2"
 	git_tree "$1" tag pristine
-	git -C "$1" config user.name "umem-dmabuf-rs developers"
-	git -C "$1" config user.email "umem-dmabuf-rs@localhost"
+	# The series' one identity (its From: and Signed-off-by: lines), for
+	# commits made in the tree (scripts/kpatch.sh).
+	git -C "$1" config user.name "Seed c49ac591 maintainers"
+	git -C "$1" config user.email "maintainers@users.noreply.a-seed-c49ac591.example"
 }
 
 # git_apply_series DIR PATCHDIR: resets DIR to "pristine" and applies

@@ -29,7 +29,7 @@ def subjects(series):
         lines = open(p, errors="replace").read().split("\n")
         for i, line in enumerate(lines):
             if line.startswith("Subject:"):
-                s = re.sub(r"^Subject: \[PATCH[^]]*\] ", "", line)
+                s = re.sub(r"^Subject: \[(?:RFC )?PATCH[^]]*\] ", "", line)
                 j = i + 1
                 while lines[j].startswith(" "):
                     s += lines[j]

@@ -118,7 +118,8 @@ replay_comparison_can_fail() {
 # an acknowledgment in between. rxe once resent the oldest request past its
 # own PSNs then, shifting every later packet: the responder NAKed a
 # request as invalid (IBV_WC_REM_INV_REQ_ERR) within the first blocks
-# (patch 16 of the series). The importer does not matter; C runs it, and
+# (the series' fix "RDMA/rxe: do not resend a request that was
+# acknowledged in full"). The importer does not matter; C runs it, and
 # it is also make bench's migration round on C, run and printed once.
 retransmitting_stream() {
 	RXE_TEST_QP_TIMEOUT=12 rxe_dmabuf_bench "$@"
