@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: all kernel module check check-full check-slow check-kcsan kunit demo docs bench mutants fuzz fuzz-seeds coverage two-node two-node-bench demo-2node fmt clean kernel-clean smoke module-install module-uninstall
+.PHONY: all kernel module check check-full check-slow check-kcsan kunit demo docs bench mutants fuzz fuzz-seeds coverage two-node two-node-bench demo-2node fmt clean kernel-clean smoke module-install module-uninstall series
 
 all: module
 
@@ -35,6 +35,13 @@ module-uninstall:
 
 check:
 	@$(SCRIPTS)/check.sh
+
+# The kernel series cut into the series upstream trees would take
+# (patches/linux-7.3/series/), each in build/series/NAME/ with its cover
+# letter, ready for git send-email.
+series:
+	@$(SCRIPTS)/kernel.sh --source
+	@$(SCRIPTS)/series.sh write
 
 # On a real machine booted into a kernel with the series, as root: one
 # dma-buf MR of the system heap on the first RDMA device, served by

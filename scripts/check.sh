@@ -196,6 +196,9 @@ rpid=$!
 [ "${UMEM_SERIAL:-0}" = 1 ] && wait $rpid
 record "userspace crates: cargo clippy -D warnings" "$ROOT/scripts/lint.sh" clippy-user
 record "checkpatch --strict: patches" "$ROOT/scripts/kpatch.sh" check
+# The series as the trees would take it (patches/linux-7.3/series/).
+record "kernel series: each applies in order onto pristine 7.3.4 and its prerequisites" \
+	"$ROOT/scripts/series.sh" check
 record "kernel crate with the series' abstractions: clippy (CLIPPY=1, no warnings)" \
 	"$ROOT/scripts/lint.sh" clippy-kernel
 # The kernel crate keeps misuses of its dma-buf API from compiling.
