@@ -223,6 +223,8 @@ def main():
     ap.add_argument("--mutants", required=True, help="the directory of the mutants' patches")
     ap.add_argument("--logs", help="build/mutants/logs")
     ap.add_argument("--update", metavar="FILE")
+    ap.add_argument("--commit", default="an unrecorded commit",
+                    help="the commit whose tree the run tested, named in the matrix")
     ap.add_argument("--check-apply", nargs=2, metavar=("ROOT", "KSRC"),
                     help="only check that every mutant applies (make check)")
     ap.add_argument("names", nargs="*")
@@ -314,9 +316,9 @@ def main():
     print(f"{killed} of {len(rows)} mutants killed, {met} as their Expect: says")
     if args.update:
         legend = [f"``{c}``: {what}." for c, what, _ in SUITES]
-        lines = [f"{killed} of {len(rows)} mutants killed, {met} as their ``Expect:`` "
-                 "says. K: a result of the suite went from pass to fail, ``.``: it "
-                 "passed, ``-``: it did not run (the guest had died).", ""]
+        lines = [f"``make mutants`` at {args.commit}: {killed} of {len(rows)} mutants killed, "
+                 f"{met} as their ``Expect:`` says. K: a result of the suite went from pass "
+                 "to fail, ``.``: it passed, ``-``: it did not run (the guest had died).", ""]
         lines += ["- " + l for l in legend]
         lines += [f"- left out of make check's main boot: {LEFT_OUT}.", ""] + rst_table(rows)
         update(args.update, lines)

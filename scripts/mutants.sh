@@ -154,4 +154,5 @@ wait
 update=()
 [ "${MUTANTS_UPDATE:-0}" = 0 ] || update=(--update "$ROOT/Documentation/data/kill-matrix.rst")
 python3 "$ROOT/scripts/mutants.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
-	--mutants "$ROOT/scripts/mutants" --logs "$logs" "${update[@]}" "${names[@]}"
+	--mutants "$ROOT/scripts/mutants" --logs "$logs" --commit "$(record_commit)" \
+	"${update[@]}" "${names[@]}"
