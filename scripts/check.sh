@@ -210,6 +210,14 @@ record "runner self-test (verdict on synthetic logs)" "$ROOT/scripts/selftest/ru
 record "planted failures turn the verdict red, each named (manifest, boot-time KTAP, gates, sanitizers)" \
 	"$ROOT/scripts/selftest/plants.sh"
 record "documentation builds (make docs, warnings are errors)" "$ROOT/scripts/docs.sh"
+# performance.rst's tables are what bench_report.py makes of the dataset
+# published beside them: neither can be edited alone.
+bench_tables_match() {
+	python3 "$ROOT/scripts/bench_report.py" --page "$ROOT/Documentation/data/bench-results.json" |
+		cmp -s - "$ROOT/Documentation/data/bench-tables.rst"
+}
+record "performance tables: regenerated from the published dataset (bench-results.json)" \
+	bench_tables_match
 # With the module build's own flags (CLIPPY=1), so that it is found up to
 # date rather than rebuilt; guest programs are replaced atomically, so an
 # initramfs being packed meanwhile takes the old or the new copy.
