@@ -40,6 +40,8 @@ import report  # noqa: E402
 
 # (column, what it is, a pattern of its results' names; klog: the rest)
 SUITES = [
+    ("kcrate", "kernel::dma_buf's own KUnit suites at boot (rust_dma_buf, rust_dma_resv)",
+     r"^boot: rust_dma_"),
     ("kunit", "the module's KUnit suites: both importers through their ops (at load)",
      r"^importer: "),
     ("exporter", "the test exporter's KUnit suites, through the importer", r"^exporter\+"),
@@ -60,8 +62,8 @@ SUITES = [
 # matrix's legend: a kill matrix measures only the suites it runs.
 LEFT_OUT = ("the seeded fuzzer runs 4,000 operations (make check: 20,000) and the storm "
             "5 s; not run: the comparison of both importers' trace events, the KUnit "
-            "doctests of kernel::dma_buf at boot, the rdma-core, two-node, bounce and "
-            "gate boots")
+            "doctests of the kernel crate at boot, the rdma-core, two-node, bounce, "
+            "real-tables and gate boots")
 # Results of the harness that say nothing of a suite: the guest's own steps
 # are the suites' steps, counted through their suites' blocks.
 HARNESS_RE = re.compile(r"^(guest_steps_mutants: |no test result outside|"

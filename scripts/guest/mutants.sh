@@ -21,8 +21,8 @@ else
 	expect=c e2e_imp=
 fi
 
-# kunit_filter GLOB: which KUnit suites run when a module is loaded (the
-# kernel's own were filtered out at boot by mutants.sh). Without a newline:
+# kunit_filter GLOB: which KUnit suites run when a module is loaded (of the
+# kernel's own only kernel::dma_buf's ran at boot: mutants.sh). Without a newline:
 # the parameter keeps what it is given, and the glob would have to match it.
 kunit_filter() {
 	printf '%s' "$1" >/sys/module/kunit/parameters/filter_glob &&
