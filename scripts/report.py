@@ -516,13 +516,32 @@ def gate_results(log, lines):
     return results
 
 
+# The console's note that the record it was printing was cut off and is
+# printed again whole on the next line (printk's console replay).
+REPLAY_RE = re.compile(r"^\*\* replaying previous printk message \*\*$")
+
+
+def unreplayed(lines):
+    """LINES without the records the console cut off and printed again:
+    the partial line before each replay note, and the note itself. A cut
+    marker or result would otherwise count twice, once truncated."""
+    out = []
+    for line in lines:
+        if REPLAY_RE.match(line.strip()):
+            if out:
+                out.pop()
+            continue
+        out.append(line)
+    return out
+
+
 def log_results(args, path):
     """Results of one boot: its KTAP documents and the scans of its log."""
     label = os.path.basename(path)
     results = []
     try:
         with open(path, errors="replace") as f:
-            lines = f.read().splitlines()
+            lines = unreplayed(f.read().splitlines())
     except OSError:
         lines = []
     results.append(Result(label, "guest run completed",

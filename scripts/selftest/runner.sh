@@ -162,6 +162,18 @@ expect fail "WARNING from another site between markers" "$tmp/othersite" || bad=
 expected_warning "WARNING: rust/helpers/bug.c:12 at rust_helper_WARN_ON+0x5/0x10, CPU#0: t/1" \
 	>"$tmp/newform"
 expect pass "expected WARNING in 7.3's form between markers" "$tmp/newform" || bad=1
+# The console cut the begin marker off and printed it again whole (printk's
+# replay): one window, not two.
+{
+	ktap ok
+	echo "[    1.4] umem-expect-warnings-begin provoked_case rust/hel"
+	echo "** replaying previous printk message **"
+	echo "[    1.4] umem-expect-warnings-begin provoked_case rust/helpers/bug.c"
+	echo "[    1.5] $warnline"
+	echo "[    1.6] umem-expect-warnings-end provoked_case"
+	end
+} >"$tmp/replayed"
+expect pass "a marker the console cut off and replayed" "$tmp/replayed" || bad=1
 # Two boots: each log is judged on its own.
 expect pass "two clean boots" "$tmp/good" "$tmp/good" || bad=1
 expect fail "WARNING in the second boot" "$tmp/good" "$tmp/warn" || bad=1
