@@ -51,9 +51,11 @@ def main():
     if len(sys.argv) > 1:  # the files to check instead (the lint's self-test)
         files = [os.path.abspath(f) for f in sys.argv[1:]]
     errors = []
-    any_ref = re.compile(r"\b[Pp]atch(?:es)? ([0-9]+)\b")
-    full = re.compile(r"\b[Pp]atch ([0-9]{4})(\s+\(``([^`]+)``\)|,\s+``([^`]+)``)?")
-    rng = re.compile(r"\b[Pp]atches ([0-9]{4}) to ([0-9]{4})\b")
+    # Any white space between the words: a reference broken across lines
+    # is a reference all the same.
+    any_ref = re.compile(r"\b[Pp]atch(?:es)?\s+([0-9]+)\b")
+    full = re.compile(r"\b[Pp]atch\s+([0-9]{4})(\s+\(``([^`]+)``\)|,\s+``([^`]+)``)?")
+    rng = re.compile(r"\b[Pp]atches\s+([0-9]{4})\s+to\s+([0-9]{4})\b")
     for path in files:
         text = open(path).read()
         rel = os.path.relpath(path, ROOT)
@@ -79,7 +81,7 @@ def main():
                     errors.append(f"{where(m.start())}: patch {n} is not in patches/linux-7.3")
         for m in any_ref.finditer(text):
             if m.start(1) not in ok_pos:
-                errors.append(f"{where(m.start())}: '{m.group(0)}': name a patch as "
+                errors.append(f"{where(m.start())}: '{norm(m.group(0))}': name a patch as "
                               "\"patch NNNN (``subject``)\"")
     dev = os.path.join(ROOT, "Documentation", "development.rst")
     text = open(dev).read()

@@ -384,17 +384,19 @@ else
 	bad=1
 fi
 # The manual's patch references (scripts/patchrefs.py): a stale number, a
-# wrong subject and a bare number are each reported. The good reference
-# names the series' first patch by the start of its own subject, whatever
-# the series is.
+# wrong subject and a bare number are each reported, also a bare number
+# broken onto the next line. The good references name the series' first
+# patch by the start of its own subject, whatever the series is, on one line
+# and across two.
 first=$(sed -n 's/^Subject: \[[^]]*\] //p' "$KPATCHES"/0001-*.patch | cut -c1-30)
-printf '%s\n' "patch 0001 (\`\`$first\`\`) is fine." >"$tmp/refs-ok.rst"
+printf '%s\n' "patch 0001 (\`\`$first\`\`) is fine, and so is patch" \
+	"0001 (\`\`$first\`\`)." >"$tmp/refs-ok.rst"
 printf '%s\n' 'patch 0099, patch 0001 (``RDMA/rxe: something else entirely``),' \
-	'and patch 3 are not.' >"$tmp/refs-bad.rst"
+	'and patch 3 are not, nor is Patch' '14 of the series.' >"$tmp/refs-bad.rst"
 refs=$(python3 "$ROOT/scripts/patchrefs.py" "$tmp/refs-bad.rst" 2>&1)
 if python3 "$ROOT/scripts/patchrefs.py" "$tmp/refs-ok.rst" &&
-   [ "$(grep -c 'refs-bad.rst' <<<"$refs")" = 3 ]; then
-	echo "    ok   patch references: stale number, wrong subject, bare number reported"
+   [ "$(grep -c 'refs-bad.rst' <<<"$refs")" = 4 ]; then
+	echo "    ok   patch references: stale number, wrong subject, bare number (one line or two) reported"
 else
 	echo "    FAIL patch references: $refs" >&2
 	bad=1
