@@ -7,6 +7,7 @@
 #ifndef UMEM_DMABUF_RS_H
 #define UMEM_DMABUF_RS_H
 
+#include <linux/jump_label.h>
 #include <rdma/ib_umem.h>
 
 /* C shim, called from the Rust module init/exit. */
@@ -48,6 +49,8 @@ enum umem_rs_entry {
 u64 umem_rs_calls(u32 entry);
 void umem_rs_set_counting(bool on);
 bool umem_rs_counting(void);
+/* Set while counting is on; tested by the Rust entry points. */
+DECLARE_STATIC_KEY_FALSE(umem_rs_counting_key);
 /* The name of entry point @entry; NULL past the last. */
 const char *umem_rs_entry_name(u32 entry);
 

@@ -61,6 +61,8 @@ int umem_mock_suite_init(struct kunit_suite *suite);
 void umem_mock_suite_exit(struct kunit_suite *suite);
 /* The buffer (the test's reference, not a new one). */
 struct dma_buf *umem_mock_dmabuf(struct umem_mock_exp *exp);
+/* How many tables the exporter has handed out (its map callback's calls). */
+unsigned int umem_mock_mapped(struct umem_mock_exp *exp);
 /* How many tables the exporter has had back (its unmap callback's calls). */
 unsigned int umem_mock_unmapped(struct umem_mock_exp *exp);
 /* How many pins the exporter has had undone (its unpin callback's calls). */

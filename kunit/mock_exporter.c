@@ -322,6 +322,11 @@ struct dma_buf *umem_mock_dmabuf(struct umem_mock_exp *exp)
 	return exp->dmabuf;
 }
 
+unsigned int umem_mock_mapped(struct umem_mock_exp *exp)
+{
+	return atomic_read(&exp->mapped);
+}
+
 unsigned int umem_mock_unmapped(struct umem_mock_exp *exp)
 {
 	return atomic_read(&exp->unmapped);

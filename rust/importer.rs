@@ -77,14 +77,6 @@ fn revocable_notified(umem: &UmemDmabuf, attach: LockedAttachment<'_, '_>) {
     }
 }
 
-/// Unmaps the umem's mapping, restoring the exporter's table.
-#[inline]
-fn unmap(umem: &UmemLocked<'_>) {
-    if let Some(mapping) = umem.take_mapping() {
-        mapping.unmap();
-    }
-}
-
 /// Revokes once: the driver's callback, unmap, unpin, mark revoked.
 #[inline]
 fn revoke_locked(umem: &UmemLocked<'_>) {
@@ -93,9 +85,8 @@ fn revoke_locked(umem: &UmemLocked<'_>) {
     }
     umem.trace_revoke();
     umem.call_revoke_callback();
-    unmap(umem);
-    umem.unpin_kept();
-    umem.set_revoked();
+    // Unmaps, unpins, marks the umem revoked.
+    umem.revoke();
 }
 
 /// Pins and maps a new umem; keeps the lock held on success if asked to.
@@ -208,15 +199,10 @@ impl UmemImpl for RustImporter {
             return Err(EINVAL);
         }
         if !umem.is_mapped() {
-            let mut mapping = umem.map()?;
             let address = umem.umem().address();
             let start = align_down(address);
             let end = align_up(address.wrapping_add(umem.umem().length()));
-            mapping.set_window(start, end);
-            if let Err(mapping) = umem.install_mapping(mapping) {
-                mapping.unmap();
-                return Err(EINVAL);
-            }
+            umem.map_window(start, end)?;
         }
         // The table is valid now, but the exporter may still be moving the
         // contents: wait for its kernel fences (the mapping stays if this fails).
@@ -226,7 +212,7 @@ impl UmemImpl for RustImporter {
 
     #[inline]
     fn unmap_pages(umem: &UmemLocked<'_>) {
-        unmap(umem);
+        umem.unmap();
     }
 
     fn revoke(umem: &UmemDmabuf) {

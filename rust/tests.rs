@@ -7,15 +7,13 @@
 #![forbid(unsafe_code)]
 
 use crate::abs::device::{DmaDevice, IbDevice};
-use crate::abs::testing::{
-    device_refs, heap_buffer, ib_device, install_foreign, FenceWatch, MockBuffer, HEAP_SIZE,
-};
+use crate::abs::testing::{device_refs, heap_buffer, ib_device, FenceWatch, MockBuffer, HEAP_SIZE};
 use crate::abs::umem::{OwnedUmem, UmemAttachOps, UmemDmabuf, UmemImpl, UmemLocked};
 use crate::importer::RustImporter;
 use kernel::device::{Bound, Device};
 use kernel::dma_buf::export::MoveFence;
 use kernel::dma_buf::import::OwnedImport;
-use kernel::dma_buf::{Attachment, Importer, LockedAttachment};
+use kernel::dma_buf::{Importer, LockedAttachment};
 use kernel::kunit::Test;
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
@@ -67,13 +65,9 @@ fn setup(t: &Test) -> Option<(MockBuffer<'_>, &IbDevice, DmaDevice<'_>, &Device<
     Some((buf, ibdev, dev, bound))
 }
 
-/// Runs `f` with a umem over the case's buffer, locked, a second attachment
-/// of the same buffer, and the buffer.
-fn with_sibling(
-    t: &Test,
-    f: impl for<'a> FnOnce(&UmemLocked<'a>, &'a Attachment, &MockBuffer<'_>),
-) {
-    let Some((buf, ibdev, dev, bound)) = setup(t) else {
+/// Runs `f` with a umem over the case's buffer, locked, and the buffer.
+fn with_umem(t: &Test, f: impl for<'a> FnOnce(&UmemLocked<'a>, &MockBuffer<'_>)) {
+    let Some((buf, ibdev, dev, _bound)) = setup(t) else {
         return;
     };
     let ops = Some(UmemAttachOps::of::<CaseOps>());
@@ -81,33 +75,10 @@ fn with_sibling(
         Ok(umem) => umem,
         Err(e) => return t.fail(format_args!("umem: {e:?}")),
     };
-    let owned = match OwnedImport::<Sibling>::new(buf.dmabuf(), bound, ()) {
-        Ok(owned) => owned,
-        Err(e) => return t.fail(format_args!("second attachment: {e:?}")),
-    };
-    let other = match owned.access(bound) {
-        Ok(other) => other,
-        Err(e) => return t.fail(format_args!("second attachment: {e:?}")),
-    };
     let Ok(guard) = umem.get().lock() else {
         return t.fail(format_args!("umem not locked"));
     };
-    f(&guard.view(), other.attachment(), &buf);
-}
-
-/// A umem may only hold a mapping of its own attachment: the table of
-/// another attachment of the same buffer is refused, then the umem's own is
-/// taken (one mapping more, one unmapping more: the exporter's counts,
-/// checked when the buffer goes, stay balanced).
-fn install_refuses_foreign(t: &Test) {
-    with_sibling(t, |view, other, _buf| {
-        kunit_expect_eq!(t, install_foreign(view, other), Ok(true));
-        kunit_expect!(t, !view.is_mapped());
-        kunit_expect_eq!(t, RustImporter::map_pages(view), Ok(()));
-        kunit_expect!(t, view.is_mapped());
-        RustImporter::unmap_pages(view);
-        kunit_expect!(t, !view.is_mapped());
-    });
+    f(&guard.view(), &buf);
 }
 
 /// A pin is undone under its own buffer's lock: the lock of one attachment
@@ -158,38 +129,59 @@ fn unpin_by_buffer(t: &Test) {
     kunit_expect_eq!(t, other_buf.unpinned(), before.1 + 1);
 }
 
-/// A umem only takes a mapping with a window: the drivers read the table
-/// through `umem.sgt_append.sgt`, which only a window sets.
-fn install_refuses_windowless(t: &Test) {
-    with_sibling(t, |view, _other, _buf| {
-        let mapping = match view.map() {
-            Ok(mapping) => mapping,
-            Err(e) => return t.fail(format_args!("map: {e:?}")),
-        };
-        match view.install_mapping(mapping) {
-            Err(refused) => refused.unmap(),
-            // Left installed: the umem's release unmaps it.
-            Ok(()) => t.fail(format_args!("a mapping without a window was installed")),
+/// A umem maps its attachment once: while it holds a mapping, a second one
+/// is refused (`EBUSY`) and the exporter is not called, since exporters such
+/// as the system heap hand every map of an attachment the same table. The
+/// umem maps again once unmapped.
+fn map_refused_while_mapped(t: &Test) {
+    with_umem(t, |view, buf| {
+        for round in 0..2 {
+            kunit_expect_eq!(t, RustImporter::map_pages(view), Ok(()));
+            let mapped = buf.mapped();
+            kunit_expect_eq!(t, view.map_window(0, SIZE as u64), Err(EBUSY));
+            if buf.mapped() != mapped {
+                t.fail(format_args!(
+                    "round {round}: a second map reached the exporter"
+                ));
+            }
+            kunit_expect!(t, view.unmap());
+            kunit_expect!(t, !view.is_mapped());
+            kunit_expect!(t, !view.unmap());
         }
-        kunit_expect!(t, !view.is_mapped());
     });
 }
 
-/// A umem maps its attachment once: while it holds a mapping, a second one
-/// is refused (`EBUSY`) and the exporter is not called, since exporters such
-/// as the system heap hand every map of an attachment the same table.
-fn map_refused_while_mapped(t: &Test) {
-    with_sibling(t, |view, _other, _buf| {
+/// A revoked umem holds nothing and takes nothing: revoking unmaps it and
+/// undoes its pin, and from then on a map is refused (`EINVAL`, the exporter
+/// not called) and a pin is given back, so that its release has nothing to
+/// undo.
+fn revoked_takes_nothing(t: &Test) {
+    with_umem(t, |view, buf| {
         kunit_expect_eq!(t, RustImporter::map_pages(view), Ok(()));
-        match view.map() {
-            Err(e) => kunit_expect_eq!(t, e, EBUSY),
-            Ok(second) => {
-                t.fail(format_args!("a second mapping of a mapped attachment"));
-                second.unmap();
+        match view.attachment().pin() {
+            Ok(pin) => {
+                if let Err(pin) = view.keep_pin(pin) {
+                    t.fail(format_args!("the umem's first pin was refused"));
+                    kunit_expect!(t, view.attachment().unpin(pin).is_ok());
+                }
             }
+            Err(e) => return t.fail(format_args!("pin: {e:?}")),
         }
-        RustImporter::unmap_pages(view);
+        let (mapped, unpinned) = (buf.mapped(), buf.unpinned());
+        view.revoke();
+        kunit_expect!(t, view.revoked());
         kunit_expect!(t, !view.is_mapped());
+        kunit_expect_eq!(t, buf.unpinned(), unpinned + 1);
+        kunit_expect_eq!(t, view.map_window(0, SIZE as u64), Err(EINVAL));
+        kunit_expect_eq!(t, buf.mapped(), mapped);
+        match view.attachment().pin() {
+            Ok(pin) => match view.keep_pin(pin) {
+                Err(pin) => kunit_expect!(t, view.attachment().unpin(pin).is_ok()),
+                Ok(()) => t.fail(format_args!("a revoked umem kept a pin")),
+            },
+            Err(e) => t.fail(format_args!("second pin: {e:?}")),
+        }
+        kunit_expect_eq!(t, buf.unpinned(), unpinned + 2);
     });
 }
 
@@ -253,14 +245,10 @@ fn heap_map_refused_while_mapped(t: &Test) {
     let view = guard.view();
     for round in 0..2 {
         kunit_expect_eq!(t, RustImporter::map_pages(&view), Ok(()));
-        match view.map() {
-            Err(e) => kunit_expect_eq!(t, e, EBUSY),
-            Ok(second) => {
-                t.fail(format_args!(
-                    "round {round}: a second mapping of the heap's table"
-                ));
-                second.unmap();
-            }
+        if view.map_window(0, HEAP_SIZE as u64) != Err(EBUSY) {
+            t.fail(format_args!(
+                "round {round}: a second mapping of the heap's table"
+            ));
         }
         kunit_expect!(t, view.is_mapped());
         RustImporter::unmap_pages(&view);
@@ -295,23 +283,18 @@ mod suite {
     use kernel::kunit::Test;
 
     #[test]
-    fn install_refuses_foreign() {
-        Test::with_current(super::install_refuses_foreign);
-    }
-
-    #[test]
     fn unpin_by_buffer() {
         Test::with_current(super::unpin_by_buffer);
     }
 
     #[test]
-    fn install_refuses_windowless() {
-        Test::with_current(super::install_refuses_windowless);
+    fn map_refused_while_mapped() {
+        Test::with_current(super::map_refused_while_mapped);
     }
 
     #[test]
-    fn map_refused_while_mapped() {
-        Test::with_current(super::map_refused_while_mapped);
+    fn revoked_takes_nothing() {
+        Test::with_current(super::revoked_takes_nothing);
     }
 
     #[test]

@@ -19,7 +19,7 @@ mod importer;
 mod tests;
 
 use abs::umem::{Entry, Registration, UmemOps};
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 
 module! {
@@ -41,36 +41,20 @@ static umem_rs_ops: UmemOps = umem_ops!(importer::RustImporter);
 /// Calls of each entry point while counting was on (index: [`Entry`]).
 static CALLS: [AtomicU64; Entry::ALL.len()] = [const { AtomicU64::new(0) }; Entry::ALL.len()];
 
-/// Whether [`count`] counts: the module parameter `count_calls`, off by
-/// default. An atomic increment per entry point is a few percent of a
-/// one-entry registration (Documentation/performance.rst), a cost the C
-/// importer does not have; a relaxed load is what every call pays instead.
-static COUNTING: AtomicBool = AtomicBool::new(false);
-
-/// Counts one call of `entry` if counting is on
+/// Counts one call of `entry` if counting is on (the module parameter
+/// `count_calls`, off by default: [`abs::shim::counting`], a static key,
+/// because an atomic increment per entry point is a few percent of a
+/// one-entry registration, Documentation/performance.rst)
 /// ([`abs::umem::UmemImpl::entered`]).
 #[inline]
 pub(crate) fn count(entry: Entry) {
-    if COUNTING.load(Ordering::Relaxed) {
+    if abs::shim::counting() {
         // CAST: an `Entry` is an index of `Entry::ALL`, which sizes `CALLS`;
         // `get` states it without a panic path.
         if let Some(calls) = CALLS.get(entry as usize) {
             calls.fetch_add(1, Ordering::Relaxed);
         }
     }
-}
-
-/// Turns counting on or off (the C shim's `count_calls` parameter, and the C
-/// KUnit suites that check the counts). The counts are kept either way.
-#[no_mangle]
-extern "C" fn umem_rs_set_counting(on: bool) {
-    COUNTING.store(on, Ordering::Relaxed);
-}
-
-/// Whether counting is on.
-#[no_mangle]
-extern "C" fn umem_rs_counting() -> bool {
-    COUNTING.load(Ordering::Relaxed)
 }
 
 /// Calls of the entry point with index `entry`, 0 past the last (for the C

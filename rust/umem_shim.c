@@ -14,6 +14,7 @@
  */
 #include <linux/bug.h>
 #include <linux/debugfs.h>
+#include <linux/jump_label.h>
 #include <linux/kstrtox.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -45,9 +46,29 @@ MODULE_PARM_DESC(register,
 		 "Register the Rust importer with ib_core at load (default: yes)");
 
 /*
- * The parameter "count_calls" lives in Rust (umem_rs_counting()), where the
- * entry points test it; it can be set at load and changed at run time.
+ * Whether the Rust entry points count their calls (the parameter
+ * "count_calls"): a static key, so that while counting is off, the default,
+ * an entry point executes a no-op where the C importer has nothing
+ * (Documentation/performance.rst). The entry points test it in Rust
+ * (abs::shim::counting()); the counts are Rust's (umem_rs_calls()).
+ * Module parameters are parsed after the module's jump labels are set up,
+ * so count_calls=1 at load works too.
  */
+DEFINE_STATIC_KEY_FALSE(umem_rs_counting_key);
+
+void umem_rs_set_counting(bool on)
+{
+	if (on)
+		static_branch_enable(&umem_rs_counting_key);
+	else
+		static_branch_disable(&umem_rs_counting_key);
+}
+
+bool umem_rs_counting(void)
+{
+	return static_key_enabled(&umem_rs_counting_key);
+}
+
 static int count_calls_set(const char *val, const struct kernel_param *kp)
 {
 	bool on;

@@ -4,7 +4,18 @@
 //!
 //! C header: [`include/umem_dmabuf_rs.h`](../../include/umem_dmabuf_rs.h)
 
+use kernel::bindings;
+
+/// The layout of a C `struct static_key_false` seen as the one-field structure
+/// `static_branch_unlikely!` expects.
+#[repr(C)]
+struct CountingKey {
+    key: bindings::static_key_false,
+}
+
 extern "C" {
+    /// Set while the entry points count their calls (`umem_rs_set_counting()`).
+    static umem_rs_counting_key: CountingKey;
     fn umem_shim_init();
     fn umem_shim_exit();
     fn umem_shim_is_registered() -> bool;
@@ -20,10 +31,37 @@ pub(crate) fn register_at_load() -> bool {
     unsafe { umem_shim_is_registered() }
 }
 
+/// Whether the entry points count their calls (module parameter
+/// `count_calls`): a static key's branch, a no-op while counting is off;
+/// without jump labels a load of the key's count, as C's
+/// `static_branch_unlikely()` reads it (`static_branch_unlikely!` would call
+/// the `static_key_count()` helper instead).
+#[inline(always)]
+pub(crate) fn counting() -> bool {
+    #[cfg(CONFIG_JUMP_LABEL)]
+    // SAFETY: `umem_rs_counting_key` is a static key defined by the shim in C
+    // (`DEFINE_STATIC_KEY_FALSE`), live as long as the module.
+    let on = unsafe {
+        kernel::jump_label::static_branch_unlikely!(umem_rs_counting_key, CountingKey, key)
+    };
+    #[cfg(not(CONFIG_JUMP_LABEL))]
+    let on = {
+        // SAFETY: the key is a static of the shim; only the address of its
+        // count is taken.
+        let count = unsafe { core::ptr::addr_of!(umem_rs_counting_key.key.key.enabled.counter) };
+        // SAFETY: the count is an `atomic_t`'s, aligned, live as long as the
+        // module, and only changed atomically (`static_key_enable()` and
+        // friends).
+        let count = unsafe { core::sync::atomic::AtomicI32::from_ptr(count.cast_mut()) };
+        count.load(core::sync::atomic::Ordering::Relaxed) > 0
+    };
+    on
+}
+
 /// A zeroed `struct ib_umem_dmabuf` from kmalloc(), or null: `kzalloc()` of
 /// its constant size, as `ib_umem_dmabuf_get()` allocates one (the slab cache
 /// chosen at compile time, not looked up by size per call).
-pub(crate) fn alloc_umem() -> *mut kernel::bindings::ib_umem_dmabuf {
+pub(crate) fn alloc_umem() -> *mut bindings::ib_umem_dmabuf {
     // SAFETY: a plain allocation; no preconditions.
     unsafe { umem_shim_alloc_umem() }.cast()
 }

@@ -1,21 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Fixtures of the module's Rust KUnit suite ([`crate::tests`]): a buffer of
-//! the C suites' mock exporter, their test ib_device, and the misuses the
-//! suite must stage with `unsafe`: a mapping of another attachment, offered
-//! to a umem.
+//! the C suites' mock exporter, the system heap's, their test ib_device, a
+//! device's reference count and a look at a move fence.
 //!
 //! C headers: [`include/umem_mock_exporter.h`](../../include/umem_mock_exporter.h),
 //! [`include/umem_test.h`](../../include/umem_test.h)
 
 use super::device::{DmaDevice, IbDevice};
-use super::umem::UmemLocked;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::bindings;
 use kernel::device::{Bound, Device};
 use kernel::dma_buf::export::MoveFence;
-use kernel::dma_buf::{Attachment, DmaBuf};
+use kernel::dma_buf::DmaBuf;
 use kernel::ffi::c_void;
 use kernel::kunit::Test;
 use kernel::prelude::*;
@@ -38,6 +36,7 @@ extern "C" {
     // end in flexible arrays, which the FFI lint rejects in a signature.
     fn umem_mock_dmabuf(exp: *mut MockExp) -> *mut c_void;
     fn umem_mock_unpinned(exp: *mut MockExp) -> u32;
+    fn umem_mock_mapped(exp: *mut MockExp) -> u32;
     fn umem_mock_destroy(test: *mut bindings::kunit, exp: *mut MockExp);
     fn umem_test_ibdev(test: *mut bindings::kunit) -> *mut c_void;
     fn umem_kunit_heap_buf(test: *mut bindings::kunit) -> *mut c_void;
@@ -86,6 +85,12 @@ impl<'t> MockBuffer<'t> {
     pub(crate) fn unpinned(&self) -> u32 {
         // SAFETY: the buffer lives until `self` is dropped (type invariant).
         unsafe { umem_mock_unpinned(self.exp.as_ptr()) }
+    }
+
+    /// How many tables the exporter has handed out so far.
+    pub(crate) fn mapped(&self) -> u32 {
+        // SAFETY: the buffer lives until `self` is dropped (type invariant).
+        unsafe { umem_mock_mapped(self.exp.as_ptr()) }
     }
 
     /// A new reference to the buffer.
@@ -145,34 +150,6 @@ pub(crate) fn ib_device(case: &Test) -> Result<(&IbDevice, &Device<Bound>)> {
     // case ends; the KUnit bus matches every driver, and
     // `kunit_device_register()` registers one first).
     Ok(unsafe { (IbDevice::from_raw(ibdev), Device::<Bound>::from_raw(dev)) })
-}
-
-/// Maps `other`, another attachment of the buffer `umem` is attached to,
-/// under the lock `umem` holds, trims it to the umem's range as the importer
-/// does, and offers it to [`UmemLocked::install_mapping`], which must refuse
-/// a mapping that is not of the umem's own attachment.
-///
-/// `Ok(true)`: refused, as it must be. `Ok(false)`: installed; it is taken
-/// back out. Either way it is then unmapped through `other`, leaving `umem`
-/// unmapped. `EINVAL` if `other` belongs to another buffer; `EBUSY` if
-/// `umem` holds a mapping already.
-pub(crate) fn install_foreign<'a>(umem: &UmemLocked<'a>, other: &'a Attachment) -> Result<bool> {
-    let other = umem.attachment().sibling(other).ok_or(EINVAL)?;
-    if umem.is_mapped() {
-        return Err(EBUSY);
-    }
-    // SAFETY: `other` is an attachment of the case's own, which maps it only
-    // here, unmapped before returning.
-    let mut mapping = unsafe { other.map() }?;
-    let start = umem.umem().address();
-    mapping.set_window(start, start.wrapping_add(umem.umem().length()));
-    let (mapping, refused) = match umem.install_mapping(mapping) {
-        Err(refused) => (refused, true),
-        // Taken back as the umem's, but made for `other`, window included.
-        Ok(()) => (umem.take_mapping().ok_or(EINVAL)?, false),
-    };
-    mapping.unmap();
-    Ok(refused)
 }
 
 /// A C reference to the `struct dma_fence` of a [`MoveFence`], kept past the

@@ -52,15 +52,17 @@ pub(crate) type UmemMapping<'a> = Mapping<'a>;
 ///   is `repr(transparent)` over the C structure).
 /// - `attach` is null only until `OwnedUmem::new` returns; from then on it is
 ///   a [`DynAttachment`] owned by the umem (given up with `into_raw`), with
-///   `importer_priv` pointing to this structure. It is written once,
-///   atomically, either by `OwnedUmem::new` or by a notification that
-///   arrives while `new` is still running
-///   ([`UmemDmabuf::adopt_attachment`]); both write the same value.
+///   `importer_priv` pointing to this structure. It is written atomically,
+///   by `OwnedUmem::new` and by a notification that arrives while `new` is
+///   still running ([`UmemDmabuf::adopt_attachment`]); both write the same
+///   value, so once set it never changes.
 /// - `sgt` is null, or it and `first_sg`, `first_sg_offset`, `last_sg`,
 ///   `last_sg_trim` and `umem.sgt_append.sgt.nents` are the parts of one
 ///   [`Mapping`] of `attach` with its window, owned by the umem.
 /// - `pinned` is set exactly while the umem owns one pin of `attach`, given
 ///   up by a [`kernel::dma_buf::Pinned`] token (`UmemLocked::keep_pin`).
+/// - Once `revoked` is set, `sgt` is null and `pinned` clear, and they stay
+///   so (`UmemLocked::revoke`).
 /// - After creation, all fields but the fixed ones change only with the
 ///   reservation lock of the attachment's buffer held.
 #[repr(transparent)]
@@ -159,7 +161,7 @@ impl UmemDmabuf {
     /// The umem's attachment (`EINVAL` while it is still being created).
     #[inline]
     pub(crate) fn attachment(&self) -> Result<&Attachment> {
-        // Written once, atomically (`store_attachment`); a non-null value is a
+        // Set atomically, to one value (`store_attachment`); a non-null value is a
         // live attachment owned by the umem (type invariant).
         let attach = self.attach_field().load(Ordering::Acquire);
         if attach.is_null() {
@@ -194,8 +196,8 @@ impl UmemDmabuf {
         self.store_attachment(attach.as_raw());
     }
 
-    /// The `attach` field, for atomic access: it is written once, by
-    /// creation or by a notification that runs concurrently with it.
+    /// The `attach` field, for atomic access: it is set by creation and by a
+    /// notification that may run concurrently with it.
     #[inline]
     fn attach_field(&self) -> &AtomicPtr<bindings::dma_buf_attachment> {
         // SAFETY: the field is a valid, aligned pointer-sized location for as
@@ -205,14 +207,16 @@ impl UmemDmabuf {
         unsafe { AtomicPtr::from_ptr(ptr::addr_of_mut!((*self.raw()).attach)) }
     }
 
-    /// Sets `attach` to `attach` unless it is set already (to the same value).
+    /// Sets `attach` to `attach`, the umem's attachment.
+    ///
+    /// A plain store, not a compare-and-exchange: the two writers, creation
+    /// and a notification that comes first, both store the pointer of the
+    /// one attachment whose `importer_priv` is this umem, so whichever writes
+    /// last writes what is there already. (A locked instruction per
+    /// registration that the C importer does not execute.)
+    #[inline]
     fn store_attachment(&self, attach: *mut bindings::dma_buf_attachment) {
-        let _ = self.attach_field().compare_exchange(
-            ptr::null_mut(),
-            attach,
-            Ordering::Release,
-            Ordering::Relaxed,
-        );
+        self.attach_field().store(attach, Ordering::Release);
     }
 }
 
@@ -326,6 +330,8 @@ impl OwnedUmem<'_> {
     /// buffer's reservation lock held, undoes in the same hold whatever is
     /// still mapped or pinned, then detaches and frees. One lock and unlock,
     /// as C's release takes; dropping the umem instead takes the lock itself.
+    /// Inline: the release entry point is this call alone.
+    #[inline]
     pub(crate) fn release_with(self, last: impl FnOnce(&UmemLocked<'_>)) {
         let me = core::mem::ManuallyDrop::new(self);
         me.undo(last);
@@ -341,10 +347,11 @@ impl OwnedUmem<'_> {
         };
         let umem = guard.view();
         last(&umem);
-        if let Some(mapping) = umem.take_mapping() {
-            mapping.unmap();
+        // A revoked umem holds no mapping and no pin (`UmemLocked::revoke`).
+        if !umem.revoked() {
+            umem.unmap();
+            umem.unpin_kept();
         }
-        umem.unpin_kept();
     }
 
     /// Detaches from the buffer (putting it) and frees the umem.

@@ -167,9 +167,15 @@ impl<'a> UmemLocked<'a> {
         unsafe { (*self.raw()).revoked() != 0 }
     }
 
-    /// Marks the umem revoked.
+    /// Revokes the umem's access to the buffer: unmaps its mapping, undoes
+    /// its pin, and marks it revoked (`revoked`), after which it takes
+    /// neither again ([`UmemLocked::map_window`] and
+    /// [`UmemLocked::keep_pin`] refuse). A revoked umem holds nothing to
+    /// undo, so its release only detaches.
     #[inline]
-    pub(crate) fn set_revoked(&self) {
+    pub(crate) fn revoke(&self) {
+        self.unmap();
+        self.unpin_kept();
         // SAFETY: the lock is held, which serialises the field.
         unsafe { (*self.raw()).set_revoked(1) };
     }
@@ -178,10 +184,11 @@ impl<'a> UmemLocked<'a> {
     /// `pinned` until [`UmemLocked::take_pin`].
     ///
     /// Refused (the pin is given back) if the umem holds a pin already or
-    /// `pin` is of another attachment: the field records one pin of its own.
+    /// `pin` is of another attachment, since the field records one pin of its
+    /// own, or if the umem was revoked ([`UmemLocked::revoke`]).
     #[inline]
     pub(crate) fn keep_pin<'p>(&self, pin: Pinned<'p>) -> Result<(), Pinned<'p>> {
-        if self.holds_pin() || !pin.is_of(self.attach.attachment()) {
+        if self.holds_pin() || self.revoked() || !pin.is_of(self.attach.attachment()) {
             return Err(pin);
         }
         pin.into_raw();
@@ -238,59 +245,43 @@ impl<'a> UmemLocked<'a> {
         true
     }
 
-    /// Maps the umem's attachment, unless the umem holds a mapping already
-    /// (`EBUSY`): an attachment has one live mapping at a time (see
-    /// [`LockedAttachment::map`]), and the umem's `sgt` records it. The
-    /// mapping is the umem's to install ([`UmemLocked::install_mapping`]) or
-    /// unmap.
+    /// Maps the umem's attachment, trims the table to the byte range
+    /// `[start, end)` of the buffer ([`Mapping::set_window`]) and installs it
+    /// in the C fields drivers read: `sgt`, the first/last entry bookkeeping
+    /// and `umem.sgt_append.sgt` (`sgl` the first entry of the window,
+    /// `nents` the number of entries in it).
+    ///
+    /// Refused, the exporter not called, with `EINVAL` once the umem was
+    /// revoked ([`UmemLocked::revoke`]), and with `EBUSY` while it holds a
+    /// mapping: an attachment has one live mapping at a time (see
+    /// [`LockedAttachment::map`]; exporters such as the system heap hand
+    /// every map of an attachment the same table). A mapping never leaves
+    /// the umem: it is made and installed here and unmapped by
+    /// [`UmemLocked::unmap`] (or when the umem goes), so `sgt` says whether
+    /// one is live, and the table installed is always the umem's own
+    /// attachment's, with a window.
     #[inline]
-    pub(crate) fn map(&self) -> Result<UmemMapping<'a>> {
+    pub(crate) fn map_window(&self, start: u64, end: u64) -> Result {
+        if self.revoked() {
+            return Err(EINVAL);
+        }
         if self.is_mapped() {
             return Err(EBUSY);
         }
-        // SAFETY: the umem makes every mapping of its attachment here, and
-        // each lives until it is installed (`sgt` set, checked above) or
-        // unmapped; none is installed, so none is live. The attachment is the
-        // umem's alone: it is reached only through the umem.
-        unsafe { self.attach.map() }
-    }
-
-    /// Whether a mapping is installed (`sgt` set).
-    #[inline]
-    pub(crate) fn is_mapped(&self) -> bool {
-        // SAFETY: the lock is held, which serialises the field.
-        unsafe { !(*self.raw()).sgt.is_null() }
-    }
-
-    /// Stores `mapping` and its window in the C fields drivers read: `sgt`,
-    /// the first/last entry bookkeeping, and `umem.sgt_append.sgt` (`sgl` is
-    /// the first entry of the window, `nents` the number of entries in it).
-    ///
-    /// Refused (the mapping is given back) if a mapping is already installed,
-    /// if it is a mapping of another attachment, or if it has no window: the
-    /// drivers read the table through `umem.sgt_append.sgt`, which only a
-    /// window sets, and would otherwise walk an older table.
-    #[inline]
-    pub(crate) fn install_mapping(&self, mapping: UmemMapping<'a>) -> Result<(), UmemMapping<'a>> {
-        if self.is_mapped() {
-            return Err(mapping);
-        }
-        let attach = self.attach.attachment();
-        if !ptr::eq(mapping.attachment(), attach) {
-            return Err(mapping);
-        }
+        // SAFETY: every mapping of the umem's attachment is made here and
+        // installed before this returns, until `take_mapping` takes it out to
+        // unmap it; none is installed (checked above), so none is live. The
+        // attachment is the umem's alone: it is reached only through the umem.
+        let mut mapping: UmemMapping<'a> = unsafe { self.attach.map() }?;
+        let p = mapping.set_window(start, end);
         // SAFETY: stored in the umem's fields below and taken back by
-        // `take_mapping`, which unmaps; or given back at once.
+        // `take_mapping`, which unmaps.
         let parts = unsafe { mapping.into_raw_parts() };
-        let Some(p) = parts.window else {
-            // SAFETY: the parts of a mapping of `attach` given up just above,
-            // unchanged.
-            return Err(unsafe { Mapping::from_raw_parts(self.attach, parts) });
-        };
         let raw = self.raw();
         // SAFETY: the lock is held, which serialises these fields; storing the
         // parts here transfers their ownership to the umem (type invariant of
-        // `UmemDmabuf`; `attach` is the umem's own already).
+        // `UmemDmabuf`; `attach` is the umem's own already, and `p` is the
+        // window of `parts`).
         unsafe {
             (*raw).sgt = parts.sgt.as_ptr();
             (*raw).first_sg = p.first;
@@ -304,11 +295,31 @@ impl<'a> UmemLocked<'a> {
         Ok(())
     }
 
+    /// Whether a mapping is installed (`sgt` set).
+    #[inline]
+    pub(crate) fn is_mapped(&self) -> bool {
+        // SAFETY: the lock is held, which serialises the field.
+        unsafe { !(*self.raw()).sgt.is_null() }
+    }
+
+    /// Unmaps the umem's mapping, restoring the exporter's table; `false`
+    /// if it holds none.
+    #[inline]
+    pub(crate) fn unmap(&self) -> bool {
+        match self.take_mapping() {
+            Some(mapping) => {
+                mapping.unmap();
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Takes the installed mapping back out of the C fields, clearing `sgt` and
     /// the first/last entry bookkeeping (`umem.sgt_append.sgt` is left as is,
     /// as the C implementation does).
     #[inline]
-    pub(crate) fn take_mapping(&self) -> Option<UmemMapping<'a>> {
+    fn take_mapping(&self) -> Option<UmemMapping<'a>> {
         if !self.is_mapped() {
             return None;
         }
