@@ -20,6 +20,39 @@ KUNIT_PY=$KSRC/tools/testing/kunit/kunit.py
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# The guest's watchdog (samples/ktap/user/ktap_watch.c), built for the host:
+# a stalled test that SIGKILL ends is stopped and nothing more; one that is
+# still there after SIGKILL (here a zombie whose parent never reaps it,
+# standing for a task blocked in the kernel) has the guest rebooted: the
+# blocked tasks logged again, then SysRq b. The keys go to a file. Both
+# cases run in the background, beside the checks below (about 7 s).
+watch_case() {	# watch_case UNREAPED: prints the keys written and the exit status
+	local child parent= writer rc keys="$tmp/sysrq.$1" fifo="$tmp/fifo.$1"
+	: >"$keys"
+	if [ "$1" = 1 ]; then
+		(sleep 300 & echo $! >"$tmp/child.$1"; exec sleep 300) &
+		parent=$!
+		while [ ! -s "$tmp/child.$1" ]; do sleep 0.1; done
+		child=$(cat "$tmp/child.$1")
+	else
+		sleep 300 &
+		child=$!
+	fi
+	# Its input: a FIFO that a silent writer holds open.
+	mkfifo "$fifo"
+	sleep 300 >"$fifo" &
+	writer=$!
+	KTAP_WATCH_SYSRQ=$keys KTAP_WATCH_GRACE_S=0.2 KTAP_WATCH_UNKILLABLE_S=1 \
+		timeout 60 "$tmp/ktap_watch" case 1 "$child" <"$fifo" >"$tmp/watch.$1" 2>&1
+	rc=$?
+	kill $writer $parent $child 2>/dev/null
+	echo "$(cat "$keys") $rc"
+}
+if gcc -O2 -o "$tmp/ktap_watch" "$ROOT/samples/ktap/user/ktap_watch.c"; then
+	watch_case 0 >"$tmp/watch-result.0" &
+	watch_case 1 >"$tmp/watch-result.1" &
+fi
+
 ktap() {	# ktap STATUS_OF_CASE_2
 	cat <<EOT
 @@UMEM-KTAP-BEGIN kunit@@
@@ -419,6 +452,16 @@ if python3 "$ROOT/scripts/runtimes.py" --run demo --results "$tmp/rt/res" \
 	echo "    ok   run times: make demo's total and its own boots' parts"
 else
 	echo "    FAIL run times: make demo's total and its own boots' parts: $(cat "$tmp/rt/R.md") $rt" >&2
+	bad=1
+fi
+wait
+killable=$(cat "$tmp/watch-result.0" 2>/dev/null || echo "not built")
+blocked=$(cat "$tmp/watch-result.1" 2>/dev/null)
+if [ "$killable" = "w 124" ] && [ "$blocked" = "wwb 125" ] &&
+   grep -q 'still there .* after SIGKILL' "$tmp/watch.1"; then
+	echo "    ok   guest watchdog: a test SIGKILL cannot end reboots the guest, one it ends does not"
+else
+	echo "    FAIL guest watchdog: killable: $killable, blocked: $blocked" >&2
 	bad=1
 fi
 exit $bad

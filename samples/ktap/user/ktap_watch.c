@@ -15,7 +15,18 @@
  * On a stall it prints which test stalled, for how long, and the last thing
  * it reported, asks the kernel to log its blocked tasks (sysrq w), sends
  * SIGTERM (the tests then print what they recorded) and, 5 s later,
- * SIGKILL. Exits 0 when the input ended or PID is gone, 124 after a stall.
+ * SIGKILL. A test that SIGKILL cannot end is blocked in the kernel (an
+ * exporter's unbind waiting for memory an importer never gives back):
+ * UNKILLABLE_S seconds after SIGKILL it is named, the blocked tasks are
+ * logged again and the guest is rebooted at once (sysrq b; QEMU runs with
+ * -no-reboot, so it exits), since nothing else would end the boot and the
+ * host would wait for its own time limit. Exits 0 when the input ended or
+ * PID is gone, 124 after a stall, 125 after asking for the reboot.
+ *
+ * For its self-test (scripts/selftest/runner.sh) the environment may name
+ * another file for the SysRq keys (KTAP_WATCH_SYSRQ) and other waits
+ * between SIGTERM and SIGKILL (KTAP_WATCH_GRACE_S) and after SIGKILL
+ * (KTAP_WATCH_UNKILLABLE_S).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -111,7 +122,21 @@ static int last_line(const char *path, long long size, char *line, size_t len)
 	return 1;
 }
 
+/* Writes @c to the kernel's magic SysRq trigger. */
+static void sysrq_key(char c)
+{
+	const char *path = getenv("KTAP_WATCH_SYSRQ");
+	int fd = open(path ? path : "/proc/sysrq-trigger", O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (write(fd, &c, 1) != 1)
+		perror("ktap_watch: SysRq");
+	close(fd);
+}
+
 #define NOTE_S 60
+#define UNKILLABLE_S "60"
 
 int main(int argc, char **argv)
 {
@@ -120,8 +145,8 @@ int main(int argc, char **argv)
 	const char *progress;
 	long long size, seen;
 	struct pollfd pfd = { .fd = 0, .events = POLLIN };
-	int stalled = 0, eof = 0, fd;
-	double gone = 0;
+	int stalled = 0, eof = 0;
+	double gone = 0, killed = 0, grace, unkillable;
 	ssize_t n;
 	pid_t pid;
 
@@ -130,6 +155,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	stall = atof(argv[2]);
+	grace = atof(getenv("KTAP_WATCH_GRACE_S") ?: "5");
+	unkillable = atof(getenv("KTAP_WATCH_UNKILLABLE_S") ?: UNKILLABLE_S);
 	pid = atoi(argv[3]);
 	progress = argc > 4 ? argv[4] : NULL;
 	seen = file_size(progress);
@@ -182,15 +209,19 @@ int main(int argc, char **argv)
 				printf("; last done: \"%s\"", done);
 			printf("); stopping it, blocked tasks are in the kernel log\n");
 			fflush(stdout);
-			fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
-			if (fd >= 0) {
-				if (write(fd, "w", 1) != 1)
-					perror("ktap_watch: sysrq");
-				close(fd);
-			}
+			sysrq_key('w');
 			kill_tree(pid, SIGTERM);
-			sleep(5);
+			usleep(grace * 1e6);
 			kill_tree(pid, SIGKILL);
+			killed = now();
+		} else if (killed && !gone && t - killed >= unkillable) {
+			printf("# watchdog: %s is still there %.0f s after SIGKILL, %s\n", argv[1],
+			       t - killed, "blocked in the kernel: rebooting the guest");
+			fflush(stdout);
+			sysrq_key('w');
+			sleep(2);
+			sysrq_key('b');
+			return 125;
 		}
 	}
 	return stalled ? 124 : 0;
