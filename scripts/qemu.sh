@@ -11,6 +11,11 @@
 # longer than UMEM_TIMEOUT seconds in all (default 3600; the callers pass
 # about ten times the boot's usual duration). Either way the failure says
 # which test was running and for how long the guest had been silent.
+# A guest that finished its job (@@UMEM-DMESG-END@@) and is still running
+# UMEM_POWEROFF seconds later (default 120; powering off takes about 20)
+# is stopped too: its power-off is blocked, as when a device's shutdown
+# waits for memory an importer never gave back (a leaked pin), while the
+# device's messages keep the console from falling silent.
 # UMEM_QEMU_CPUS=LIST pins QEMU to those host CPUs (taskset), the slow lane
 # of make check-slow.
 #
@@ -93,6 +98,7 @@ boot() {
 	why=
 	size=-1
 	quiet_since=$SECONDS
+	ended=
 	while kill -0 $qpid 2>/dev/null; do
 		sleep 5 &
 		wait $! || true
@@ -100,8 +106,11 @@ boot() {
 		if [ "$now" != "$size" ]; then
 			size=$now
 			quiet_since=$SECONDS
+			[ -n "$ended" ] || ! grep -q '@@UMEM-DMESG-END@@' "$log" || ended=$SECONDS
 		fi
-		if [ $((SECONDS - quiet_since)) -ge "$stall" ]; then
+		if [ -n "$ended" ] && [ $((SECONDS - ended)) -ge "${UMEM_POWEROFF:-120}" ]; then
+			why="not powered off $((SECONDS - ended)) s after its job ended (a device's shutdown blocked?)"
+		elif [ $((SECONDS - quiet_since)) -ge "$stall" ]; then
 			why="no serial output for $((SECONDS - quiet_since)) s"
 		elif [ $((SECONDS - start)) -ge "$timeout" ]; then
 			why="still running after ${timeout} s in all (silent for $((SECONDS - quiet_since)) s)"
