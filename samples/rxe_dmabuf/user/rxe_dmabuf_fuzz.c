@@ -440,9 +440,9 @@ static int fault_try(const struct fault_kind *kd, unsigned int k, int refs, int 
  * of objects (a "sheaf") ran empty or full may kmalloc a new, empty one,
  * which counts for fail-nth like any other allocation, and whose failure is
  * survived (the slow path serves instead). One such allocation in an attempt
- * either lets the
- * registration succeed with k injected, or moves the k-th failure one
- * allocation up, or reaches a k beyond the registration's last allocation.
+ * either lets the registration succeed with k injected, or moves the k-th
+ * failure one allocation up, or reaches a k beyond the registration's last
+ * allocation.
  * Taken together, the attempts tell the registration's own outcome:
  * allocation k is beyond the last one if any attempt did not reach it (the
  * registration's own k allocations happen every time), its errno is any
@@ -454,7 +454,7 @@ static int fault_try(const struct fault_kind *kd, unsigned int k, int refs, int 
 static int fault_point(const struct fault_kind *kd, unsigned int k, int refs, int *clean,
 		       int *injected, int *bad_errno)
 {
-	int err = 0, errs[FAULT_ATTEMPTS], i;
+	int err = 0, errs[FAULT_ATTEMPTS], i, agree = 1;
 
 	for (i = 0; i < FAULT_ATTEMPTS; i++) {
 		errs[i] = fault_try(kd, k, refs, clean, injected);
@@ -465,14 +465,17 @@ static int fault_point(const struct fault_kind *kd, unsigned int k, int refs, in
 			printf("    # %s, allocation %u failed: errno %d\n", kd->name, k, errs[i]);
 		if (errs[i] && (!err || err == ENOMEM))
 			err = errs[i];
+		agree &= errs[i] == errs[0];
 	}
-	if (errs[0] != errs[1] || errs[1] != errs[2])
-		printf("    # %s, allocation %u: the attempts gave %d %d %d, taken as %d\n",
-		       kd->name, k, errs[0], errs[1], errs[2], err);
+	if (!agree) {
+		printf("    # %s, allocation %u: the attempts gave", kd->name, k);
+		for (i = 0; i < FAULT_ATTEMPTS; i++)
+			printf(" %d", errs[i]);
+		printf(", taken as %d\n", err);
+	}
 	return err;
 }
 
-/* Writes @val to the file @path; 0 or -1. */
 /*
  * The exporter's pin or map failing with an errno of its own
  * (DMABUF_EXP_IOC_INJECT): where registration pins or maps, it must fail
