@@ -32,30 +32,10 @@ pub(crate) fn register_at_load() -> bool {
 }
 
 /// Whether the entry points count their calls (module parameter
-/// `count_calls`): a static key's branch, a no-op while counting is off;
-/// without jump labels a load of the key's count, as C's
-/// `static_branch_unlikely()` reads it (`static_branch_unlikely!` would call
-/// the `static_key_count()` helper instead).
+/// `count_calls`): a static key of the shim, a no-op while counting is off.
 #[inline(always)]
 pub(crate) fn counting() -> bool {
-    #[cfg(CONFIG_JUMP_LABEL)]
-    // SAFETY: `umem_rs_counting_key` is a static key defined by the shim in C
-    // (`DEFINE_STATIC_KEY_FALSE`), live as long as the module.
-    let on = unsafe {
-        kernel::jump_label::static_branch_unlikely!(umem_rs_counting_key, CountingKey, key)
-    };
-    #[cfg(not(CONFIG_JUMP_LABEL))]
-    let on = {
-        // SAFETY: the key is a static of the shim; only the address of its
-        // count is taken.
-        let count = unsafe { core::ptr::addr_of!(umem_rs_counting_key.key.key.enabled.counter) };
-        // SAFETY: the count is an `atomic_t`'s, aligned, live as long as the
-        // module, and only changed atomically (`static_key_enable()` and
-        // friends).
-        let count = unsafe { core::sync::atomic::AtomicI32::from_ptr(count.cast_mut()) };
-        count.load(core::sync::atomic::Ordering::Relaxed) > 0
-    };
-    on
+    super::static_key_on!(umem_rs_counting_key, CountingKey, key)
 }
 
 /// A zeroed `struct ib_umem_dmabuf` from kmalloc(), or null: `kzalloc()` of

@@ -29,27 +29,11 @@ kernel::declare_trace! {
 }
 
 /// Whether the tracepoint `$tp` (a `bindings::__tracepoint_*` static) is on,
-/// as C's `trace_*_enabled()` says: a static branch with jump labels;
-/// without them (the kernels here start from tinyconfig) the key's count,
-/// read inline as C's `static_key_false()` reads it (`static_branch_unlikely!`
-/// would call the `static_key_count()` helper on every check instead).
+/// as C's `trace_*_enabled()` says ([`crate::abs::static_key_on`]).
 macro_rules! tracepoint_on {
     ($tp:path) => {{
-        #[cfg(all(CONFIG_TRACEPOINTS, CONFIG_JUMP_LABEL))]
-        // SAFETY: querying a tracepoint's static key is always allowed.
-        let on = unsafe {
-            kernel::jump_label::static_branch_unlikely!($tp, kernel::bindings::tracepoint, key)
-        };
-        #[cfg(all(CONFIG_TRACEPOINTS, not(CONFIG_JUMP_LABEL)))]
-        let on = {
-            // SAFETY: the tracepoint is a static of the kernel; only the
-            // address of its key's count is taken.
-            let count = unsafe { core::ptr::addr_of!($tp.key.key.enabled.counter) };
-            // SAFETY: the count is an `atomic_t`'s, aligned, live for ever, and
-            // only changed atomically (`static_key_slow_inc()` and friends).
-            let count = unsafe { core::sync::atomic::AtomicI32::from_ptr(count.cast_mut()) };
-            count.load(core::sync::atomic::Ordering::Relaxed) > 0
-        };
+        #[cfg(CONFIG_TRACEPOINTS)]
+        let on = crate::abs::static_key_on!($tp, kernel::bindings::tracepoint, key);
         #[cfg(not(CONFIG_TRACEPOINTS))]
         let on = false;
         on
