@@ -400,15 +400,20 @@ boot_crash_before_job() {
 
 # running_case LOG: says what a guest was doing when its serial log LOG
 # ended: the test between @@UMEM-KTAP-BEGIN and -END markers, or the module
-# whose KUnit suites were loading (umem-ktap-start), or the guest step.
+# whose KUnit suites were loading (umem-ktap-start), or the guest step; or,
+# once the job's kernel log dump began (@@UMEM-DMESG-BEGIN@@, whose copies
+# of those markers are history), that its job had ended.
 running_case() {
 	awk '
+	/@@UMEM-DMESG-BEGIN@@/ { done = 1 }
+	done { next }
 	/@@UMEM-KTAP-BEGIN / { c = $0; sub(/.*@@UMEM-KTAP-BEGIN /, "", c); sub(/@@.*/, "", c); what = "test " c }
 	/@@UMEM-KTAP-END@@/ { what = "" }
 	/umem-ktap-start / { c = $0; sub(/.*umem-ktap-start /, "", c); what = "KUnit suites of " c }
 	/^step failed: / { last = $0 }
 	END {
-		if (what != "") print "running: " what
+		if (done) print "after its job (the kernel log was dumped)"
+		else if (what != "") print "running: " what
 		else print "between tests" (last != "" ? " (" last ")" : "")
 	}' "$1"
 }

@@ -242,6 +242,9 @@ case_of "running: KUnit suites of importer" "[    3.1] umem-ktap-start importer"
 	"umem: importer: 120 kernel log lines"
 case_of "between tests (step failed: insmod_x)" "@@UMEM-KTAP-BEGIN a@@" "@@UMEM-KTAP-END@@" \
 	"step failed: insmod_x"
+case_of "after its job (the kernel log was dumped)" "@@UMEM-KTAP-BEGIN a@@" \
+	"@@UMEM-KTAP-END@@" "@@UMEM-DMESG-BEGIN@@" "[    3.1] umem-ktap-start exporter" \
+	"@@UMEM-DMESG-END@@" "reboot: Power down blocked"
 
 # Which dead guests qemu.sh boots once more (boot_crash_before_job): only
 # one whose kernel died of an int3 trap before the job began.
