@@ -37,18 +37,27 @@ prepare_source() {
 }
 
 # Re-applying an unchanged series would still give the patched files new
-# timestamps, and the other kernel would rebuild what depends on them.
+# timestamps, and the other kernel would rebuild what depends on them. A
+# tree whose series is unchanged but whose content is not what the series
+# makes (commits or edits of patch development, a rebase under way) is
+# neither built nor reset: that work is not in patches/ yet.
 apply_patches() {
 	local key
 	key=$(series_key)
-	if [ "${1:-}" != --force ] && [ -f "$KSRC/.umem-series" ] &&
-	   [ "$(cat "$KSRC/.umem-series")" = "$key" ]; then
+	if [ "${1:-}" != --force ] && [ "$(cut -d' ' -f1 "$KSRC/.umem-series" 2>/dev/null)" = "$key" ]; then
+		# A record of the key alone (older scripts) gets its tree, if clean.
+		[ "$(wc -w <"$KSRC/.umem-series")" != 1 ] || ! git_tree "$KSRC" diff --quiet HEAD ||
+			series_state >"$KSRC/.umem-series"
+		source_matches_series ||
+			die "the kernel source $KSRC is not what patches/linux-$UMEM_KVER makes" \
+				"(commits or edits not exported, or a rebase under way): export them" \
+				"(scripts/kpatch.sh export) or discard them (scripts/kpatch.sh checkout)"
 		echo "    series unchanged ($key)" >&2
 		return
 	fi
 	rm -f "$KSRC/.umem-series"
 	git_apply_series "$KSRC" "$KPATCHES"
-	echo "$key" >"$KSRC/.umem-series"
+	series_state >"$KSRC/.umem-series"
 }
 
 configure() {
@@ -127,6 +136,10 @@ main() {
 		run_with_progress "$stage" "$LOGDIR/kernel-build-$UMEM_KERNEL.log" "$KOUT" \
 		make -C "$KSRC" O="$KOUT" LLVM=$KLLVM -j"$(nproc)" "${KMAKEVARS[@]}" "${KTARGETS[@]}"
 	find "$KOUT" -name '*.o' | wc -l >"$UMEM_CACHE/objcount-$UMEM_KERNEL$KSUFFIX" || true
+	# A build the source changed under is of no series: not cached.
+	source_matches_series ||
+		die "the kernel source $KSRC changed during the $UMEM_KERNEL kernel's build" \
+			"(a rebase or an edit there?): its build is not cached; run this again"
 	echo "$key" >"$KOUT/.umem-key"
 }
 

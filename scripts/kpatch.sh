@@ -25,7 +25,7 @@ PREFIX="RFC PATCH"
 # Brings the cached tree to pristine + patches/ unless it is there already
 # (its HEAD is what patches/ make; uncommitted edits there are left alone).
 series_tree() {
-	if [ "$(cat "$KSRC/.umem-series" 2>/dev/null)" != "$(series_key)" ]; then
+	if [ "$(cut -d' ' -f1 "$KSRC/.umem-series" 2>/dev/null)" != "$(series_key)" ]; then
 		"$ROOT/scripts/kernel.sh" --prepare-only >&2
 	fi
 }
@@ -58,7 +58,7 @@ export)
 	# patches/ is now exactly pristine..HEAD of the cached tree: record it,
 	# so that nothing re-applies the series (and touches every patched file)
 	# to get what the tree already has.
-	series_key >"$KSRC/.umem-series"
+	series_state >"$KSRC/.umem-series"
 	ls "$PDIR"
 	;;
 check)

@@ -308,6 +308,20 @@ series_key() {
 	series_patches | xargs -r cat | sha256sum | cut -c1-16
 }
 
+# What $KSRC/.umem-series records once the series is in the kernel source
+# tree: the series' key and the tree its HEAD holds.
+series_state() {
+	echo "$(series_key) $(git_tree "$KSRC" rev-parse 'HEAD^{tree}')"
+}
+
+# source_matches_series: the kernel source tree holds exactly what the
+# series makes (the recorded HEAD tree, no edit of a tracked file): not a
+# tree in the middle of a rebase or with edits not yet exported.
+source_matches_series() {
+	[ "$(cat "$KSRC/.umem-series" 2>/dev/null)" = "$(series_state)" ] &&
+		git_tree "$KSRC" diff --quiet HEAD
+}
+
 # The kernel and rdma-core trees are git repositories whose first commit
 # (tag "pristine") is the unpacked source and whose series is applied with
 # "git am", so that re-applying a changed series gives new timestamps only to

@@ -419,6 +419,30 @@ else
 	echo "    FAIL build progress: a build churning its files is followed to its end ($ran0, $ran3)" >&2
 	bad=1
 fi
+# A kernel source tree is what the series makes only as recorded
+# (source_matches_series, lib.sh): an edit of a tracked file or a commit on
+# top (a rebase under way) is seen, so that kernel.sh neither builds nor
+# caches from it. A scratch repository stands for the tree.
+srcmatch() {	# srcmatch: "match" or "differs" for $tmp/ks
+	(KSRC=$tmp/ks
+	 series_key() { echo k; }
+	 source_matches_series && echo match || echo differs)
+}
+git init -q "$tmp/ks" && echo a >"$tmp/ks/f" && git -C "$tmp/ks" add f &&
+	git_tree "$tmp/ks" commit -qm a
+echo "k $(git -C "$tmp/ks" rev-parse 'HEAD^{tree}')" >"$tmp/ks/.umem-series"
+m_clean=$(srcmatch)
+echo b >>"$tmp/ks/f"
+m_edit=$(srcmatch)
+git_tree "$tmp/ks" commit -qam b
+m_commit=$(srcmatch)
+if [ "$m_clean $m_edit $m_commit" = "match differs differs" ]; then
+	echo "    ok   kernel source: an edit or a commit beyond the series is seen"
+else
+	echo "    FAIL kernel source: an edit or a commit beyond the series is seen" \
+		"($m_clean $m_edit $m_commit)" >&2
+	bad=1
+fi
 # The manual's patch references (scripts/patchrefs.py): a stale number, a
 # wrong subject and a bare number are each reported, also a bare number
 # broken onto the next line. The good references name the series' first
