@@ -44,7 +44,10 @@ storm_gate()).
 bench_report.py --page JSON: Documentation/data/bench-tables.rst, which
 performance.rst includes, from a results.json dataset alone (make bench
 writes it so; make check checks that the published one matches its
-dataset).
+dataset), with the figures of the plots that --plots draws.
+
+bench_report.py --plots JSON OUTDIR: those plots, from the dataset alone
+(make docs draws them into the manual).
 
 bench_report.py --boots LOG...: the in-kernel benchmarks of several boots
 (make bench, or make kunit with KUNIT_FILTER=umem_dmabuf_rs_bench.umem_bench),
@@ -65,6 +68,15 @@ BENCH_RE = re.compile(r" BENCH (\S+) (\d+) (c|rust) (\d+) (\d+)")
 DP_RE = re.compile(r"DPBENCH (\S+) (\d+) (c|rust|null) (\S+) (\d+) (\d+)")
 REVLAT_RE = re.compile(r"REVLAT (unmap|remap|revoke_pinned|revoke) (c|rust) (\d+) (\d+) (\d+) (\d+)")
 GATE_RE = re.compile(r" BENCH_GATE(_OP)? (\d+) (\d+) (\d+) (\d+\.\d+)")
+SCALE_RE = re.compile(r" SCALE (\S+) (dynamic|pinned) (\d+) (c|rust) (\d+) (\d+)")
+FLAT_RE = re.compile(r" FLAT (\d+) (c|rust) (\d+) (\d+)")
+ISTORM_RE = re.compile(r" ISTORM (\d+) (c|rust) (\d+) (\d+) (\d+) (\d+)")
+# make bench's gates on the scale rows: the registration of a small MR with
+# the most bytes registered around it over the same with none, per importer
+# (its median over the blocks), and an invalidation storm's time until all
+# MRs are re-mapped, Rust/C (the lower end of its interval).
+FLAT_LIMIT = 1.2
+ISTORM_LIMIT = 1.0
 BASELINE = {"ordinary", "mig0"}
 
 
@@ -210,6 +222,20 @@ def summarize_dp_importers(data):
                 rows.append({"arm": arm, "bench": bench, "bytes": size, "target": tgt,
                              "rounds": len(ratios), "ratio": statistics.median(ratios),
                              "ratio_ci95": [lo, hi], "per_round": per_round})
+    # Net of the process: a target's ratio over the ordinary MR's in the
+    # same round (same arm, benchmark and size). The ordinary MR never calls
+    # an importer, so what moves both (the module's presence, memory layout)
+    # cancels, and what is left is the importer's own share of the target.
+    ordinary = {(r["arm"], r["bench"], r["bytes"]): r["per_round"] for r in rows
+                if r["target"] == "ordinary"}
+    for r in rows:
+        base = ordinary.get((r["arm"], r["bench"], r["bytes"]))
+        if not base or r["target"] == "ordinary":
+            continue
+        net = [x / base[rnd] for rnd, x in r["per_round"].items() if rnd in base]
+        if net:
+            r["net"] = statistics.median(net)
+            r["net_ci95"] = list(bootstrap_median(net))
     return rows
 
 
@@ -330,35 +356,36 @@ def summarize_devmem(data):
     return rows
 
 
+def ratio_row(rounds):
+    """Rust/C of a {round: {"c": [ns...], "rust": [ns...]}}: the per-round
+    ratio of the means, its median and 95% bootstrap interval, and each
+    side's median over all blocks; None without a complete round."""
+    c_all, r_all, ratios = [], [], []
+    for rnd in sorted(rounds):
+        c, r = rounds[rnd].get("c"), rounds[rnd].get("rust")
+        if not c or not r:
+            continue
+        c_all += c
+        r_all += r
+        ratios.append(statistics.mean(r) / statistics.mean(c))
+    if not ratios:
+        return None
+    lo, hi = bootstrap_median(ratios)
+    return {"rounds": len(ratios),
+            "c_ns": statistics.median(c_all), "c_p10": quantile(c_all, 0.1),
+            "c_p90": quantile(c_all, 0.9),
+            "rust_ns": statistics.median(r_all), "rust_p10": quantile(r_all, 0.1),
+            "rust_p90": quantile(r_all, 0.9),
+            "ratio": statistics.median(ratios), "ratio_ci95": [lo, hi]}
+
+
 def summarize(data):
     rows = []
     for (bench, entries) in sorted(data, key=lambda k: (k[0], k[1])):
-        rounds = data[(bench, entries)]
-        c_all, r_all, ratios = [], [], []
-        for rnd in sorted(rounds):
-            c = rounds[rnd]["c"]
-            r = rounds[rnd]["rust"]
-            if not c or not r:
-                continue
-            c_all += c
-            r_all += r
-            ratios.append(statistics.mean(r) / statistics.mean(c))
-        if not ratios:
+        row = ratio_row(data[(bench, entries)])
+        if not row:
             continue
-        lo, hi = bootstrap_median(ratios)
-        row = {
-            "bench": bench,
-            "entries": entries,
-            "rounds": len(ratios),
-            "c_ns": statistics.median(c_all),
-            "c_p10": quantile(c_all, 0.1),
-            "c_p90": quantile(c_all, 0.9),
-            "rust_ns": statistics.median(r_all),
-            "rust_p10": quantile(r_all, 0.1),
-            "rust_p90": quantile(r_all, 0.9),
-            "ratio": statistics.median(ratios),
-            "ratio_ci95": [lo, hi],
-        }
+        row = dict(row, bench=bench, entries=entries)
         row["c_ns_per_entry"] = row["c_ns"] / entries
         row["rust_ns_per_entry"] = row["rust_ns"] / entries
         rows.append(row)
@@ -444,6 +471,12 @@ def ci(r):
     return f"{r['ratio']:.3f} [{r['ratio_ci95'][0]:.3f}, {r['ratio_ci95'][1]:.3f}]"
 
 
+def net_ci(r):
+    if "net" not in r:
+        return "-"
+    return f"{r['net']:.3f} [{r['net_ci95'][0]:.3f}, {r['net_ci95'][1]:.3f}]"
+
+
 def storm_cells(r):
     return [r["kernel"], str(r["entries"]), str(r["rounds"]), f"{r['c_ns'] / 1e6:.3f}",
             f"{r['rust_ns'] / 1e6:.3f}", ci(r)]
@@ -466,8 +499,156 @@ def markdown_storm(rows):
     return "\n".join(out) + "\n"
 
 
+def summarize_scale(log):
+    """SCALE lines (rxe_dmabuf_bench scale): per source, MR kind and size,
+    the ns of an MR's registration + first access + deregistration."""
+    data = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for m in map(SCALE_RE.search, block_lines(log, r"bench_scale")):
+        if m:
+            data[(m.group(1), m.group(2), int(m.group(3)))][int(m.group(5))][
+                m.group(4)].append(int(m.group(6)))
+    rows = []
+    for (src, mode, size) in sorted(data):
+        r = ratio_row(data[(src, mode, size)])
+        if r:
+            rows.append(dict(r, source=src, mode=mode, bytes=size))
+    return rows
+
+
+def flat_blocks(log):
+    """The FLAT lines of each bench_flat process: [(importer, round,
+    [(bytes registered, ns), ...]), ...] in the order printed."""
+    blocks, cur = [], None
+    for line in Path(log).read_text(errors="replace").splitlines():
+        if re.search(r"@@UMEM-KTAP-BEGIN bench_flat@@", line):
+            cur = []
+            blocks.append(cur)
+        elif "@@UMEM-KTAP-END@@" in line:
+            cur = None
+        elif cur is not None:
+            m = FLAT_RE.search(line)
+            if m:
+                cur.append((m.group(2), int(m.group(3)), int(m.group(1)), int(m.group(4))))
+    return [(b[0][0], b[0][1], [(x[2], x[3]) for x in b]) for b in blocks if b]
+
+
+def summarize_flat(log):
+    """Per importer: each block's last/first (the small MR's registration
+    with the most bytes registered over the mean of the first and last
+    levels, none registered: a linear drift cancels), their median with a
+    bootstrap interval, and the median ns per level."""
+    rows = []
+    for imp in ("c", "rust"):
+        levels, ratios = defaultdict(list), []
+        for b_imp, _, pts in flat_blocks(log):
+            if b_imp != imp or len(pts) < 3 or pts[0][0] or pts[-1][0]:
+                continue
+            top = max(pts)[0]
+            peak = statistics.mean(ns for n, ns in pts if n == top)
+            ratios.append(peak / statistics.mean([pts[0][1], pts[-1][1]]))
+            for n, ns in pts:
+                levels[n].append(ns)
+        if not ratios:
+            continue
+        lo, hi = bootstrap_median(ratios) if len(ratios) > 1 else (ratios[0], ratios[0])
+        rows.append({"importer": imp, "blocks": len(ratios), "ratio": statistics.median(ratios),
+                     "ratio_ci95": [lo, hi], "limit": FLAT_LIMIT,
+                     "levels": [{"bytes": n, "ns": statistics.median(v)}
+                                for n, v in sorted(levels.items())]})
+    return rows
+
+
+def summarize_istorm(log):
+    """ISTORM lines: per number of MRs K, the time until all were re-mapped
+    (each block's median over its storms) and the p50/p99 latency of one MR's
+    re-mapping access, per importer, and Rust/C of the time per round."""
+    data = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    lat = defaultdict(lambda: defaultdict(list))
+    for m in map(ISTORM_RE.search, block_lines(log, r"bench_istorm")):
+        if m:
+            k, imp = int(m.group(1)), m.group(2)
+            data[k][int(m.group(3))][imp].append(int(m.group(4)))
+            lat[k][imp].append((int(m.group(5)), int(m.group(6))))
+    rows = []
+    for k in sorted(data):
+        r = ratio_row(data[k])
+        if not r:
+            continue
+        for imp in ("c", "rust"):
+            r[f"{imp}_p50_ns"] = statistics.median(x[0] for x in lat[k][imp])
+            r[f"{imp}_p99_ns"] = statistics.median(x[1] for x in lat[k][imp])
+        rows.append(dict(r, mrs=k, limit=ISTORM_LIMIT))
+    return rows
+
+
+def scale_gates(flat, istorm):
+    """make bench's gates on the scale part: (ok, line) each."""
+    out = []
+    for r in flat:
+        ok = r["ratio"] <= r["limit"]
+        out.append((ok, f"registration with {r['levels'][-1]['bytes'] >> 20} MiB registered "
+                        f"over none, {r['importer']}: median {r['ratio']:.3f} of "
+                        f"{r['blocks']} blocks (limit {r['limit']:.2f})"
+                        f"{'' if ok else ': NOT FLAT'}"))
+    for r in istorm:
+        ok = r["ratio_ci95"][0] <= r["limit"]
+        out.append((ok, f"invalidation storm of {r['mrs']} MRs, Rust/C time until all "
+                        f"re-mapped: {ci(r)} over {r['rounds']} rounds (the interval must "
+                        f"reach {r['limit']:.2f}){'' if ok else ': RUST SLOWER'}"))
+    return out
+
+
+SCALE_TEXT = ("An MR's registration, first access (an 8-byte WRITE, which maps a dynamic "
+              "MR) and deregistration through uverbs on rxe, against the buffer's size "
+              "(``rxe_dmabuf_bench scale``), milliseconds and microseconds per MiB:")
+FLAT_TEXT = ("The same for a 16-page MR against the bytes already registered around it "
+             "(``rxe_dmabuf_bench flat``: 64 buffers of the exporter in one-page entries, "
+             "registered and mapped a quarter at a time, then released; median per level "
+             "in microseconds); last/first is the level with the most over none, median of "
+             "the blocks (make bench fails above the limit):")
+ISTORM_TEXT = ("Invalidation storm (``rxe_dmabuf_bench istorm``): K dynamic MRs on one "
+               "16-page buffer that moves, each then written once, which re-maps it; the "
+               "time from the move until all K are re-mapped (median of the storms) and "
+               "one MR's re-mapping WRITE (p50, p99), milliseconds; Rust/C of the first "
+               "(make bench fails if its interval lies above 1.00):")
+
+
+def scale_tables(scale, flat, istorm):
+    out = []
+    if scale:
+        out += [SCALE_TEXT, ""]
+        out += rst_table(
+            ["source", "MR", "MiB", "C ms", "Rust ms", "C us/MiB", "Rust us/MiB",
+             "Rust/C [95% CI]"],
+            [[r["source"], r["mode"], str(r["bytes"] >> 20), f"{r['c_ns'] / 1e6:.2f}",
+              f"{r['rust_ns'] / 1e6:.2f}", f"{r['c_ns'] / 1e3 / (r['bytes'] >> 20):.1f}",
+              f"{r['rust_ns'] / 1e3 / (r['bytes'] >> 20):.1f}", ci(r)] for r in scale])
+        out.append("")
+    if flat:
+        sizes = [lv["bytes"] for lv in flat[0]["levels"]]
+        out += [FLAT_TEXT, ""]
+        out += rst_table(
+            ["importer", "blocks"] + [f"{n >> 20} MiB" for n in sizes] +
+            ["last/first [95% CI]", "limit"],
+            [[r["importer"], str(r["blocks"])] +
+             [f"{lv['ns'] / 1e3:.0f}" for lv in r["levels"]] + [ci(r), f"{r['limit']:.2f}"]
+             for r in flat])
+        out.append("")
+    if istorm:
+        out += [ISTORM_TEXT, ""]
+        out += rst_table(
+            ["MRs", "rounds", "C all", "Rust all", "C p50", "C p99", "Rust p50", "Rust p99",
+             "Rust/C [95% CI]"],
+            [[str(r["mrs"]), str(r["rounds"]), f"{r['c_ns'] / 1e6:.2f}",
+              f"{r['rust_ns'] / 1e6:.2f}", f"{r['c_p50_ns'] / 1e6:.3f}",
+              f"{r['c_p99_ns'] / 1e6:.3f}", f"{r['rust_p50_ns'] / 1e6:.3f}",
+              f"{r['rust_p99_ns'] / 1e6:.3f}", ci(r)] for r in istorm])
+        out.append("")
+    return out
+
+
 def rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel, commit, storm=(),
-        revlat=(), valid=None):
+        revlat=(), valid=None, scale=(), flat=(), istorm=()):
     """Documentation/performance.rst's tables."""
     out = [f"Measured at commit ``{commit}`` on the fast kernel ({kernel}), QEMU TCG, "
            "by ``make bench`` (defaults); Rust/C is the median of the per-round ratios "
@@ -506,9 +687,12 @@ def rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel, commit, storm=
     if imp_rows:
         out += ["rxe data path, importers compared (Rust/C time per message), and the null "
                 "arm (null/C: the same swap, the C importer on both sides):", ""]
-        out += rst_table(["arm", "benchmark", "bytes", "target", "ratio [95% CI]"],
-                         [[arm_name(r), r["bench"], str(r["bytes"]), r["target"], ci(r)]
-                          for r in imp_rows])
+        out += ["(net: the same over the ordinary MR's ratio of that round, which no "
+                "importer serves: the importer's own share of the target.)", ""]
+        out += rst_table(["arm", "benchmark", "bytes", "target", "ratio [95% CI]",
+                          "net [95% CI]"],
+                         [[arm_name(r), r["bench"], str(r["bytes"]), r["target"], ci(r),
+                           net_ci(r)] for r in imp_rows])
         out.append("")
     if valid:
         out += ["The method's validity (``bench_report.py``, ``validity()``), per round "
@@ -529,6 +713,7 @@ def rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel, commit, storm=
         out += [REVLAT_TEXT, ""]
         out += rst_table(REVLAT_HEADER, [revlat_cells(r) for r in revlat])
         out.append("")
+    out += scale_tables(scale, flat, istorm)
     return "\n".join(out)
 
 
@@ -630,6 +815,62 @@ def plots(rows, outdir):
     plt.close(fig)
 
 
+def plots_scale(scale, flat, istorm, outdir):
+    """scale.png (cost per MiB against size), flat.png (the small MR's
+    registration against bytes registered) and istorm.png (time until all
+    MRs are re-mapped against their number), each importer."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if scale:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for src, mode in sorted({(r["source"], r["mode"]) for r in scale}):
+            rs = [r for r in scale if (r["source"], r["mode"]) == (src, mode)]
+            x = [r["bytes"] >> 20 for r in rs]
+            for imp, style in (("c", "o-"), ("rust", "s--")):
+                ax.plot(x, [r[f"{imp}_ns"] / 1e3 / (r["bytes"] >> 20) for r in rs], style,
+                        label=f"{src} {mode} {imp}")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("buffer (MiB)")
+        ax.set_ylabel("us per MiB (median)")
+        ax.set_title("Registration + first access + deregistration (TCG)")
+        ax.legend(fontsize=6, ncol=2)
+        ax.grid(True, which="both", alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(outdir / "scale.png", dpi=110)
+        plt.close(fig)
+    if flat:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for r in flat:
+            ax.plot([lv["bytes"] >> 20 for lv in r["levels"]],
+                     [lv["ns"] / 1e3 for lv in r["levels"]], "o-", label=r["importer"])
+        ax.set_xlabel("bytes already registered (MiB)")
+        ax.set_ylabel("us per 16-page MR (median)")
+        ax.set_ylim(bottom=0)
+        ax.set_title("Registration against bytes already registered")
+        ax.legend()
+        ax.grid(True, alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(outdir / "flat.png", dpi=110)
+        plt.close(fig)
+    if istorm:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for imp, style in (("c", "o-"), ("rust", "s--")):
+            ax.plot([r["mrs"] for r in istorm], [r[f"{imp}_ns"] / 1e6 for r in istorm], style,
+                    label=f"{imp}: all re-mapped")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("MRs on the moving buffer")
+        ax.set_ylabel("ms (median)")
+        ax.set_title("Invalidation storm")
+        ax.legend()
+        ax.grid(True, which="both", alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(outdir / "istorm.png", dpi=110)
+        plt.close(fig)
+
+
 def boots(logs):
     """--boots: one line per in-kernel benchmark and size over the boots of
     LOGS (make bench's KTAP block, or make kunit's, "importer")."""
@@ -677,7 +918,54 @@ def from_dataset(path):
     return rst(d.get("results", []), d.get("datapath", []), d.get("datapath_importers", []),
                d.get("datapath_devmem", []), gate, gate_op, d.get("kernel", "?"),
                d.get("commit"), d.get("storm", []), d.get("revocation_latency", []),
-               d.get("validity"))
+               d.get("validity"), d.get("scale", []), d.get("flat", []),
+               d.get("istorm", []))
+
+
+def plot_names(d):
+    """The plots a dataset gives (draw_all() draws exactly these)."""
+    dp = d.get("datapath", [])
+    names = []
+    if d.get("results"):
+        names += ["ns_per_entry.png", "ratio.png"]
+    if any(not r["bench"].startswith("migrate") and r["target"] != r["baseline"] for r in dp):
+        names.append("datapath.png")
+    if any(r["bench"].startswith("migrate") for r in dp):
+        names.append("migrate.png")
+    names += [name for key, name in (("revocation_latency", "revoke.png"), ("scale", "scale.png"),
+                                     ("flat", "flat.png"), ("istorm", "istorm.png"))
+              if d.get(key)]
+    return names
+
+
+def draw_all(path, outdir):
+    """--plots JSON OUTDIR: the plots of a results.json dataset, drawn from
+    it alone (make docs puts them into the manual)."""
+    d = json.loads(Path(path).read_text())
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    if d.get("results"):
+        plots(d["results"], outdir)
+    plots_dp(d.get("datapath", []), outdir)
+    plot_revlat(d.get("revocation_latency", []), outdir)
+    plots_scale(d.get("scale", []), d.get("flat", []), d.get("istorm", []), outdir)
+    drawn = sorted(p.name for p in outdir.glob("*.png"))
+    if drawn != sorted(plot_names(d)):
+        print(f"plots drawn {drawn}, expected {sorted(plot_names(d))}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def plot_directives(d):
+    """The page's figures: the plots make docs draws from the dataset."""
+    names = plot_names(d)
+    if not names:
+        return ""
+    out = ["Plots of this dataset (``make docs`` draws them from it, "
+           "``scripts/bench_report.py --plots``):", ""]
+    for name in names:
+        out += [f".. image:: data/plots/{name}", "   :width: 90%", ""]
+    return "\n".join(out)
 
 
 PAGE_HEADER = (".. SPDX-License-Identifier: GPL-2.0\n\n"
@@ -686,8 +974,12 @@ PAGE_HEADER = (".. SPDX-License-Identifier: GPL-2.0\n\n"
 
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--page":
-        print(PAGE_HEADER + from_dataset(sys.argv[2]), end="")
+        page = from_dataset(sys.argv[2]).rstrip("\n") + "\n\n"
+        plots_rst = plot_directives(json.loads(Path(sys.argv[2]).read_text()))
+        print(PAGE_HEADER + page + plots_rst, end="")
         return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "--plots":
+        return draw_all(sys.argv[2], sys.argv[3])
     if len(sys.argv) > 2 and sys.argv[1] == "--boots":
         return boots(sys.argv[2:])
     if len(sys.argv) == 4 and sys.argv[1] == "--storm-gate":
@@ -729,8 +1021,10 @@ def main():
     gate = parse_gate(log)
     gate_op = parse_gate(log, op=True)
     revlat = parse_revlat(log)
-    if not rows and not dp_rows and not storm and not revlat:
-        print(f"no BENCH or DPBENCH lines in {log}", file=sys.stderr)
+    scale, flat, istorm = summarize_scale(log), summarize_flat(log), summarize_istorm(log)
+    gates = scale_gates(flat, istorm)
+    if not any((rows, dp_rows, storm, revlat, scale, flat, istorm)):
+        print(f"no benchmark lines in {log}", file=sys.stderr)
         return 1
     # The comparison of importers on the data path counts only if its null
     # arm shows no bias; without one (BENCH_DP=0) there is nothing to judge.
@@ -747,28 +1041,33 @@ def main():
              datapath_devmem=dev_rows,
              gate=[{"c_ns": c, "rust_ns": r, "ratio": x} for c, r, x in gate],
              gate_op=[{"c_ns": c, "rust_ns": r, "ratio": x} for c, r, x in gate_op],
-             storm=storm, revocation_latency=revlat),
+             storm=storm, revocation_latency=revlat, scale=scale, flat=flat,
+             istorm=istorm, gates=[{"ok": g, "gate": line} for g, line in gates]),
         indent=1) + "\n")
     if rst_out and ok:
         rst_out.write_text(rst(rows, dp_rows, imp_rows, dev_rows, gate, gate_op, kernel,
-                               commit, storm, revlat, valid))
+                               commit, storm, revlat, valid, scale, flat, istorm))
     md = (markdown(rows, kernel) + markdown_dp(dp_rows) + markdown_dp_importers(imp_rows) +
-          markdown_devmem(dev_rows) + markdown_storm(storm) + markdown_revlat(revlat))
+          markdown_devmem(dev_rows) + markdown_storm(storm) + markdown_revlat(revlat) +
+          "\n".join(scale_tables(scale, flat, istorm)))
     (outdir / "results.md").write_text(md)
     if rows:
         plots(rows, outdir)
     plots_dp(dp_rows, outdir)
     plot_revlat(revlat, outdir)
+    plots_scale(scale, flat, istorm, outdir)
     print(md)
     if valid:
         print("\n".join(["Validity of the importers' data-path comparison:"] +
                         ["  " + line for line in validity_lines(valid)]))
     print(f"written: {outdir}/{name}, results.md and plots")
+    for g, line in gates:
+        print(("gate: " if g else "GATE FAILED: ") + line)
     if not ok:
         print("the benchmark's null arm shows a bias: its comparison of importers is not "
               f"valid, and {outdir}/results.json was not written", file=sys.stderr)
         return 3
-    return 0
+    return 0 if all(g for g, _ in gates) else 4
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@
 # but not a failing one's (the start marker was overwritten and the
 # importer's failures vanished). UMEM_QEMU_ARGS adds QEMU arguments
 # (scripts/two_node.sh: a second NIC on a link to another guest). UMEM_SMP
-# sets the guest's vCPUs (default 2). UMEM_BZIMAGE boots that kernel image
+# sets the guest's vCPUs (default 2), UMEM_MEM its memory (default 2G). UMEM_BZIMAGE boots that kernel image
 # instead of the cached build's (scripts/mutants.sh: a mutated kernel).
 #
 # Device memory: the guest is a q35 machine whose NIC sits behind a PCIe
@@ -88,7 +88,7 @@ cmdline="$*"
 # boot: runs the guest, its serial console to $log; sets rc and why.
 boot() {
 	rc=0
-	"${pin[@]}" qemu-system-x86_64 "${accel[@]}" -smp "${UMEM_SMP:-2}" -m 2G \
+	"${pin[@]}" qemu-system-x86_64 "${accel[@]}" -smp "${UMEM_SMP:-2}" -m "${UMEM_MEM:-2G}" \
 		-nographic -no-reboot -nodefaults -serial stdio "${machine[@]}" ${UMEM_QEMU_ARGS:-} \
 		-kernel "${UMEM_BZIMAGE:-$KOUT/arch/x86/boot/bzImage}" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 sysctl.kernel.panic_on_rcu_stall=1 acpi=noirq slab_nomerge log_buf_len=16M no5lvl umem.job=$job $cmdline" \

@@ -170,14 +170,19 @@ static inline struct dmabuf_exp_stats exp_stats_fd(int expdev, int fd)
 	return s;
 }
 
-/* A udmabuf over a memfd of @size bytes; *map is its CPU mapping. */
-static inline int udmabuf_create(size_t size, unsigned char **map)
+/*
+ * A udmabuf over a memfd of @size bytes made with memfd_create() flags
+ * @memfd_flags besides MFD_ALLOW_SEALING (MFD_HUGETLB: on huge pages); *map
+ * is its CPU mapping.
+ */
+static inline int udmabuf_create_flags(size_t size, unsigned int memfd_flags,
+				       unsigned char **map)
 {
 	struct udmabuf_create c = { 0 };
 	int dev, memfd, fd;
 
 	*map = MAP_FAILED;
-	memfd = memfd_create("rdma_user", MFD_ALLOW_SEALING);
+	memfd = memfd_create("rdma_user", MFD_ALLOW_SEALING | memfd_flags);
 	if (memfd < 0)
 		return -1;
 	if (ftruncate(memfd, size) || fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0) {
@@ -202,6 +207,12 @@ static inline int udmabuf_create(size_t size, unsigned char **map)
 		return -1;
 	}
 	return fd;
+}
+
+/* A udmabuf over a memfd of @size bytes; *map is its CPU mapping. */
+static inline int udmabuf_create(size_t size, unsigned char **map)
+{
+	return udmabuf_create_flags(size, 0, map);
 }
 
 /*

@@ -25,7 +25,9 @@
 #    blocks of MS ms of WRITEs into a dynamic MR whose buffer migrates every
 #    10 ms, then 20 * ROUNDS revocations of a mapped MR on a revocable
 #    buffer; umem.bench_revoke=ROUNDS,MS.
-# Every block prints BENCH, DPBENCH or REVLAT lines that the host turns
+# 6. Scale: registration against buffer size and against bytes already
+#    registered, invalidation storms (see below).
+# Every block prints BENCH, DPBENCH, REVLAT, SCALE, FLAT or ISTORM lines that the host turns
 # into the report.
 . /umem/lib.sh
 
@@ -81,16 +83,22 @@ block() {	# block IMPORTER ROUND
 		done
 	done
 }
-r=0
-while [ "$r" -lt "$rounds" ]; do
-	block c "$r"
-	step "insmod_rust_round_$r" insmod "$MODDIR/umem_dmabuf_rs.ko"
-	block rust "$r"
-	block rust "$r"
-	step "rmmod_rust_round_$r" rmmod umem_dmabuf_rs
-	block c "$r"
-	r=$((r + 1))
-done
+# interleave BLOCK ROUNDS TAG: ROUNDS rounds of BLOCK c, BLOCK rust twice
+# (the Rust module loaded for them), BLOCK c; BLOCK is called with the
+# importer and the round.
+interleave() {
+	local r=0
+	while [ "$r" -lt "$2" ]; do
+		"$1" c "$r"
+		step "insmod_rust_$3_$r" insmod "$MODDIR/umem_dmabuf_rs.ko"
+		"$1" rust "$r"
+		"$1" rust "$r"
+		step "rmmod_rust_$3_$r" rmmod umem_dmabuf_rs
+		"$1" c "$r"
+		r=$((r + 1))
+	done
+}
+interleave block "$rounds" round
 
 storm=3,10,4
 v=$(cmdline_value umem.bench_storm) && storm=$v
@@ -195,5 +203,50 @@ if [ "${rev%%,*}" -gt 0 ]; then
 		rxe_dmabuf_bench rxe0 "$GIDX" rust revoke "${rev%%,*}" "${rev#*,}"
 	step rmmod_rust_revoke rmmod umem_dmabuf_rs
 fi
+# 6. Scale, in rounds of C, Rust, Rust, C blocks (rxe_dmabuf_bench scale
+#    and flat, one process each per block, after an untimed small one):
+#    an MR's registration, first access and deregistration against buffer
+#    size, on the exporter (one-page and 2 MiB entries), the system heap
+#    and udmabuf (over a memfd, and over one on huge pages); the same for a
+#    small MR against bytes already registered. umem.bench_scale=ROUNDS,
+#    ITERS,MAXMB (ROUNDS 0 leaves both out), umem.bench_flat=PROBES,TOTALMB.
+#    Then invalidation storms (rxe_dmabuf_bench istorm), K MRs on one
+#    buffer, in rounds of their own: umem.bench_istorm=ROUNDS,ITERS,KMAX.
+scale=2,8,1024
+flat=32,1024
+istorm=7,8,256
+v=$(cmdline_value umem.bench_scale) && scale=$v
+v=$(cmdline_value umem.bench_flat) && flat=$v
+v=$(cmdline_value umem.bench_istorm) && istorm=$v
+n=0
+scale_block() {	# scale_block IMPORTER ROUND
+	local s=${scale#*,}
+	n=$((n + 1))
+	step "scale_${n}_$1" ktap_run bench_scale \
+		rxe_dmabuf_bench rxe0 "$GIDX" "$1" scale "${s%%,*}" "${s#*,}" 0 "$2"
+	step "flat_${n}_$1" ktap_run bench_flat \
+		rxe_dmabuf_bench rxe0 "$GIDX" "$1" flat "${flat%%,*}" "${flat#*,}" 0 "$2"
+}
+istorm_block() {	# istorm_block IMPORTER ROUND
+	local s=${istorm#*,}
+	n=$((n + 1))
+	step "istorm_${n}_$1" ktap_run bench_istorm \
+		rxe_dmabuf_bench rxe0 "$GIDX" "$1" istorm "${s%%,*}" "${s#*,}" 0 "$2"
+}
+# Huge pages for the udmabufs on them (the fast kernel has hugetlbfs),
+# released after the rounds.
+hp=${scale##*,}
+hp=$((hp / 2 + 8))
+huge_pages() {	# huge_pages N: reserves N huge pages, all of them
+	echo "$1" >/proc/sys/vm/nr_hugepages && [ "$(cat /proc/sys/vm/nr_hugepages)" = "$1" ]
+}
+if [ "${scale%%,*}" != 0 ]; then
+	step reserve_huge_pages huge_pages "$hp"
+	step scale_warmup ktap_run bench_scale_warmup \
+		rxe_dmabuf_bench rxe0 "$GIDX" warmup scale 2 16 0 0
+fi
+interleave scale_block "${scale%%,*}" scale
+[ "${scale%%,*}" = 0 ] || step release_huge_pages huge_pages 0
+interleave istorm_block "${istorm%%,*}" istorm
 step rmmod_exporter rmmod dmabuf_exporter_rs
 steps_report guest_steps

@@ -11,8 +11,10 @@
 # guest was running (running_case) and boots again only a kernel that died
 # of an int3 trap before the job began (boot_crash_before_job). Then the benchmark report
 # (scripts/bench_report.py) on a synthetic log: the ratios it computes, and
-# whether its null arm lets it judge the importers; last,
+# whether its null arm lets it judge the importers, and the scale part's
+# gates; last,
 # the build progress of lib.sh (run_with_progress) over a churning build,
+# the kernel source tree's check against the series (source_matches_series),
 # the manual's patch references and the run-time tables of make demo.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -330,30 +332,62 @@ dp_log() {	# dp_log ROUNDS NULL_PERCENT ORDINARY_PERCENT: a data-path boot's log
 	done
 	echo "@@UMEM-KTAP-END@@"
 }
-dp_valid() {	# dp_valid NAME EXPECTED_STATUS ARGS...: the report's verdict
-	local rc
-	dp_log "${@:3}" >"$tmp/dp-$1.log"
-	/usr/bin/python3 "$ROOT/scripts/bench_report.py" "$tmp/dp-$1.log" "$tmp/dp-$1" \
-		>"$tmp/dp-$1.out" 2>&1
+# report_verdict WHAT LOG_FN NAME EXPECTED_STATUS ARGS...: bench_report.py's
+# exit status on the log that LOG_FN ARGS writes, and its dataset:
+# results.json, or with status 3 (not valid) results-invalid.json alone.
+report_verdict() {
+	local what=$1 fn=$2 name=$3 want=$4 rc d=$tmp/$3
+	shift 4
+	"$fn" "$@" >"$d.log"
+	/usr/bin/python3 "$ROOT/scripts/bench_report.py" "$d.log" "$d" >"$d.out" 2>&1
 	rc=$?
-	if [ "$2" = 0 ]; then
-		[ -e "$tmp/dp-$1/results.json" ] || rc="$rc, no results.json"
-	else
-		[ -e "$tmp/dp-$1/results-invalid.json" ] && [ ! -e "$tmp/dp-$1/results.json" ] ||
+	if [ "$want" = 3 ]; then
+		[ -e "$d/results-invalid.json" ] && [ ! -e "$d/results.json" ] ||
 			rc="$rc, results.json written"
-	fi
-	if [ "$rc" = "$2" ]; then
-		echo "    ok   bench report: validity, $1"
 	else
-		echo "    FAIL bench report: validity, $1 (status $rc, expected $2)" >&2
-		cat "$tmp/dp-$1.out" >&2
+		[ -e "$d/results.json" ] || rc="$rc, no results.json"
+	fi
+	if [ "$rc" = "$want" ]; then
+		echo "    ok   bench report: $what, $name"
+	else
+		echo "    FAIL bench report: $what, $name (status $rc, expected $want)" >&2
+		cat "$d.out" >&2
 		bad=1
 	fi
 }
-dp_valid unbiased 0 9 0 0
-dp_valid biased_null_arm 3 9 10 0
-dp_valid biased_ordinary_mr 3 9 0 10
-dp_valid too_few_rounds 3 5 0 0
+report_verdict validity dp_log unbiased 0 9 0 0
+report_verdict validity dp_log biased_null_arm 3 9 10 0
+report_verdict validity dp_log biased_ordinary_mr 3 9 0 10
+report_verdict validity dp_log too_few_rounds 3 5 0 0
+
+# The scale part's gates (bench_report.py, scale_gates()): five rounds of
+# C, Rust, Rust, C blocks whose flat levels and storms differ by 1% by
+# turns pass; a small MR that costs 1.3 times as much with the most bytes
+# registered (Rust only), or a storm of 256 MRs for which Rust takes 1.2
+# times C's time in every round, fail with status 4, the data still written.
+scale_log() {	# scale_log FLAT_PEAK_PERCENT STORM_PERCENT: a scale boot's log
+	local r imp i sign peak slow
+	for ((r = 0; r < 5; r++)); do
+		i=0
+		for imp in c rust rust c; do
+			i=$((i + 1))
+			sign=$(( (r + i) % 2 ? -1 : 1 ))
+			peak=100 slow=100
+			[ "$imp" = c ] || { peak=$1; slow=$2; }
+			echo "@@UMEM-KTAP-BEGIN bench_flat@@"
+			for lv in 0 1 2 3 4 3 2 1 0; do
+				echo "    # FLAT $((lv << 28)) $imp $r $(( lv == 4 ? 1000 * peak / 100 : 1000 + 10 * sign ))"
+			done
+			echo "@@UMEM-KTAP-END@@"
+			echo "@@UMEM-KTAP-BEGIN bench_istorm@@"
+			echo "    # ISTORM 256 $imp $r $(( 10 * slow + 10 * sign )) 3 4"
+			echo "@@UMEM-KTAP-END@@"
+		done
+	done
+}
+report_verdict "scale gates" scale_log flat_and_even 0 100 100
+report_verdict "scale gates" scale_log not_flat 4 130 100
+report_verdict "scale gates" scale_log storm_slower 4 100 120
 
 # make fuzz's edges over time (fuzz_edges.py) from AFL++'s plot_data of
 # both phases: each phase's lines, its edges as written.

@@ -39,6 +39,16 @@
  *	<samples> <p50> <p99> <max>" (ns); the case revocation_latency_max
  *	fails when a maximum reaches $REVLAT_LIMIT_MS (default 1000).
  *
+ *   scale ITERS MAXMB 0 ROUND: registration, first access and
+ *	deregistration of an MR over a whole buffer of 2 MiB up to MAXMB, on
+ *	the exporter (one-page and 2 MiB entries), the system heap and udmabuf
+ *	(and udmabuf on huge pages, where some are reserved); see scale().
+ *   flat PROBES TOTALMB 0 ROUND: a small MR's registration against the bytes
+ *	already registered, up to TOTALMB; see flat().
+ *   istorm ITERS KMAX 0 ROUND: invalidation storms of up to KMAX MRs on one
+ *	buffer; see istorm(). These three print SCALE, FLAT and ISTORM lines
+ *	for round ROUND.
+ *
  * Every block prints "DPBENCH <bench> <bytes> <importer> <target> <round>
  * <ns per message>" for scripts/bench_report.py. A work request that does not
  * complete successfully fails the suite and ends the run.
@@ -168,6 +178,12 @@ static int target_open(struct target *t, int kind)
 	return 0;
 }
 
+/* Whether a target of kind @kind is a buffer of the test exporter. */
+static int exp_owned(int kind)
+{
+	return kind == DYNAMIC || kind == PINNED || kind == DEVMEM;
+}
+
 static void target_close(struct target *t)
 {
 	if (t->mr)
@@ -223,6 +239,7 @@ static void datapath(unsigned int rounds, double ms)
 		ORDINARY, DYNAMIC, PINNED, DEVMEM, HEAP, HEAP, DEVMEM, PINNED, DYNAMIC, ORDINARY
 	};
 	unsigned int ok[ARRAY_SIZE(benches)] = { 0 };
+	__u64 maps[NKINDS] = { 0 }, remaps = 0;
 	struct dmabuf_exp_stats st;
 	struct target t[NKINDS];
 	unsigned int r, b, o;
@@ -240,6 +257,9 @@ static void datapath(unsigned int rounds, double ms)
 		if (!stream(IBV_WR_RDMA_WRITE, maxlen, QUEUE_DEPTH, &t[k], ms / 2) ||
 		    !stream(IBV_WR_RDMA_READ, maxlen, QUEUE_DEPTH, &t[k], ms / 2))
 			broken = 1;
+	for (k = 0; opened && k < NKINDS; k++)
+		if (exp_owned(k))
+			maps[k] = exp_stats_fd(expdev, t[k].fd).maps;
 	for (r = 0; opened && !broken && r < rounds; r++)
 		for (b = 0; !broken && b < ARRAY_SIZE(benches); b++)
 			for (o = 0; !broken && benches[b].len <= maxlen && o < ARRAY_SIZE(order);
@@ -258,6 +278,18 @@ static void datapath(unsigned int rounds, double ms)
 		if (benches[b].len <= maxlen)
 			result(opened && ok[b] == rounds * ARRAY_SIZE(order),
 			       "%s_%zu (%u blocks)", benches[b].name, benches[b].len, ok[b]);
+	/*
+	 * Mapped and never moved, a dma-buf MR is not re-mapped: rxe serves
+	 * every timed access from the page list the warm-up made, so neither
+	 * importer runs a line of its own per message (the exporter counts
+	 * each map). A Rust/C difference of these rows is not the importers'.
+	 */
+	for (k = 0; opened && k < NKINDS; k++)
+		if (exp_owned(k))
+			remaps += exp_stats_fd(expdev, t[k].fd).maps - maps[k];
+	result(opened && !broken && !remaps,
+	       "no_importer_call_per_message (%llu maps of the exporter's targets while timed)",
+	       (unsigned long long)remaps);
 	/* The devmem numbers are of device memory only if it stayed there. */
 	st = exp_stats_fd(expdev, t[DEVMEM].fd);
 	result(opened && st.placement == DMABUF_EXP_PLACEMENT_DEVMEM && st.p2p_maps >= 1 &&
@@ -567,6 +599,332 @@ static void revoke_bench(unsigned int rounds, double ms)
 	free(pinned.v);
 }
 
+/* ---- scale: size, bytes already registered, invalidation storms ---- */
+
+#define MiB (1UL << 20)
+#define SCALE_MAX_MB 1024UL
+/* A probe or storm buffer: 16 pages, as small MRs are. */
+#define SMALL (16 * 4096UL)
+/* Buffers registered in the background of the flat mode. */
+#define FLAT_BUFS 64
+#define STORM_MAX_MRS 256
+
+/*
+ * A dma-buf MR over the first @len bytes of buffer @fd for @t (the fd stays
+ * the caller's), pinned (rxe's dmabuf_pinned, 0 at all other times) or
+ * dynamic; 0 or an errno.
+ */
+static int scale_reg(struct target *t, int fd, size_t len, int pinned)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+	if (pinned && write_file(PINNED_PARAM, "1"))
+		return EIO;
+	err = uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, 0, len, TARGET_IOVA, fd,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &t->dmr);
+	if (pinned && write_file(PINNED_PARAM, "0") && !err) {
+		uv_dereg_mr(ctx->cmd_fd, &t->dmr);
+		err = EIO;
+	}
+	if (err)
+		return err;
+	t->raddr = TARGET_IOVA;
+	t->rkey = t->dmr.rkey;
+	return 0;
+}
+
+/* One 8-byte WRITE into @t: a dynamic MR's first access maps it. */
+static int touch(const struct target *t)
+{
+	return stream(IBV_WR_RDMA_WRITE, 8, 1, t, 0) > 0 ? 0 : -1;
+}
+
+/* A dynamic MR over @len bytes of @fd, registered and mapped; 0 or -1. */
+static int reg_mapped(struct target *t, int fd, size_t len)
+{
+	if (scale_reg(t, fd, len, 0))
+		return -1;
+	if (!touch(t))
+		return 0;
+	uv_dereg_mr(ctx->cmd_fd, &t->dmr);
+	return -1;
+}
+
+/*
+ * What a user pays for an MR: registration, the first access, and
+ * deregistration of an MR over @len bytes of @fd. ns, or 0 on a failure.
+ */
+static double reg_touch_dereg(int fd, size_t len, int pinned)
+{
+	double start = now_ns();
+	struct target t;
+	int ok;
+
+	if (scale_reg(&t, fd, len, pinned))
+		return 0;
+	ok = !touch(&t);
+	if (uv_dereg_mr(ctx->cmd_fd, &t.dmr) || !ok)
+		return 0;
+	return now_ns() - start;
+}
+
+enum { SRC_EXP_4K, SRC_EXP_2M, SRC_HEAP, SRC_UDMABUF, SRC_UDMABUF_2M, NSRCS };
+static const char *const src_names[] = { "exporter_4k", "exporter_2m", "heap", "udmabuf",
+					 "udmabuf_2m" };
+
+/* Huge pages reserved for memfds (/proc/sys/vm/nr_hugepages), or 0. */
+static long huge_pages(void)
+{
+	FILE *f = fopen("/proc/sys/vm/nr_hugepages", "r");
+	long n = 0;
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n;
+}
+
+/*
+ * A buffer of @len bytes (a multiple of 2 MiB) from source @src: the test
+ * exporter's in one-page or 2 MiB entries, the system heap's (entries of
+ * up to 1 MiB, as it finds them), or a udmabuf over a memfd (one page per
+ * entry, or 2 MiB on huge pages). The fd, or -1 with the errno in *err.
+ */
+static int scale_buffer(int src, size_t len, int *err)
+{
+	static __u32 chunks[SCALE_MAX_MB / 2];
+	unsigned char *map;
+	size_t i, n = len / (2 * MiB);
+	int fd;
+
+	*err = 0;
+	switch (src) {
+	case SRC_EXP_4K:
+		return exp_create_chunks(expdev, len, DMABUF_EXP_F_DYNAMIC, NULL, 0, err);
+	case SRC_EXP_2M:
+		for (i = 0; i < n && i < ARRAY_SIZE(chunks); i++)
+			chunks[i] = 512;
+		return exp_create_chunks(expdev, len, DMABUF_EXP_F_DYNAMIC, chunks, n, err);
+	case SRC_HEAP:
+		return heap_alloc(len, err);
+	default:
+		fd = udmabuf_create_flags(len, src == SRC_UDMABUF_2M ? MFD_HUGETLB : 0,
+					  &map);
+		if (fd < 0)
+			*err = errno;
+		else
+			munmap(map, len);
+		return fd;
+	}
+}
+
+/*
+ * Registration cost against buffer size: for each source and each size of
+ * 2, 16, 128 and 1024 MiB up to @max_mb, reg_touch_dereg() of an MR over
+ * the whole buffer, dynamic and pinned, @iters times at 2 MiB and
+ * proportionally fewer above (at least once; after an untimed one where
+ * there are several). Prints "SCALE <source>
+ * <dynamic|pinned> <bytes> <importer> <round> <ns per MR>". udmabuf on
+ * huge pages only where some are reserved (make bench reserves them; the
+ * test kernel has no hugetlbfs).
+ */
+static void scale(unsigned int iters, unsigned long max_mb)
+{
+	static const char *const modes[] = { "dynamic", "pinned" };
+	unsigned int src, mode, i, n, fails = 0, lines = 0;
+	unsigned long mb;
+	double ns, sum;
+	int fd, err;
+
+	if (huge_pages() <= 0)
+		printf("    # no huge pages reserved: %s left out\n", src_names[SRC_UDMABUF_2M]);
+	for (src = 0; src < NSRCS; src++)
+		for (mb = 2; mb <= max_mb && mb <= SCALE_MAX_MB; mb *= 8) {
+			if (src == SRC_UDMABUF_2M && huge_pages() <= 0)
+				break;
+			fd = scale_buffer(src, mb * MiB, &err);
+			if (fd < 0) {
+				printf("    # %s buffer of %lu MiB: errno %d\n", src_names[src], mb,
+				       err);
+				fails++;
+				continue;
+			}
+			n = iters * 2 / mb ? iters * 2 / mb : 1;
+			for (mode = 0; mode < 2; mode++) {
+				/* Untimed where there are several: the first is cold. */
+				if (n > 1 && !reg_touch_dereg(fd, mb * MiB, mode)) {
+					fails++;
+					continue;
+				}
+				for (i = 0, sum = 0; i < n; i++) {
+					ns = reg_touch_dereg(fd, mb * MiB, mode);
+					if (!ns)
+						break;
+					sum += ns;
+				}
+				if (i < n) {
+					printf("    # %s %s MR of %lu MiB failed\n", src_names[src],
+					       modes[mode], mb);
+					fails++;
+					continue;
+				}
+				printf("    # SCALE %s %s %lu %s %u %.0f\n", src_names[src],
+				       modes[mode], mb * MiB, importer, first_round, sum / n);
+				lines++;
+			}
+			close(fd);
+		}
+	result(!fails && lines, "registration_against_size (%u rows, %u failures)", lines, fails);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of @n probes, reg_touch_dereg() of @fd; 0 on a failure. */
+static double probe_median(int fd, unsigned int n, double *v)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		v[i] = reg_touch_dereg(fd, SMALL, 0);
+		if (!v[i])
+			return 0;
+	}
+	qsort(v, n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+/*
+ * Registration cost against bytes already registered: FLAT_BUFS buffers of
+ * the exporter, @total_mb in all in one-page entries, registered (dynamic)
+ * and mapped one level of a quarter of them at a time, then deregistered
+ * the same way: at each level, up and down, the median of @probes
+ * registrations of a 16-page MR (reg_touch_dereg()). Prints "FLAT <bytes
+ * registered> <importer> <round> <median ns>" per level, 0, a quarter, ...,
+ * all, ..., 0, so that a drift in time cancels between the two ends.
+ */
+static void flat(unsigned int probes, unsigned long total_mb)
+{
+	static const unsigned int levels[] = { 0, 16, 32, 48, 64, 48, 32, 16, 0 };
+	size_t len = total_mb * MiB / FLAT_BUFS;
+	int fds[FLAT_BUFS], probe, err = 0;
+	struct target mrs[FLAT_BUFS];
+	unsigned int l, live = 0, i, lines = 0;
+	double *v = calloc(probes ? probes : 1, sizeof(*v)), ns;
+
+	for (i = 0; i < FLAT_BUFS; i++)
+		fds[i] = -1;
+	probe = exp_create_chunks(expdev, SMALL, DMABUF_EXP_F_DYNAMIC, NULL, 0, &err);
+	for (i = 0; probe >= 0 && len && !(len % 4096) && i < FLAT_BUFS; i++) {
+		fds[i] = exp_create_chunks(expdev, len, DMABUF_EXP_F_DYNAMIC, NULL, 0, &err);
+		if (fds[i] < 0)
+			break;
+	}
+	result(v && probes && i == FLAT_BUFS, "flat_buffers (%u of %lu bytes, errno %d)", i, len,
+	       err);
+	for (l = 0; v && probes && i == FLAT_BUFS && l < ARRAY_SIZE(levels); l++) {
+		while (live < levels[l]) {
+			if (reg_mapped(&mrs[live], fds[live], len))
+				goto out;
+			live++;
+		}
+		while (live > levels[l])
+			uv_dereg_mr(ctx->cmd_fd, &mrs[--live].dmr);
+		ns = probe_median(probe, probes, v);
+		if (!ns)
+			break;
+		printf("    # FLAT %lu %s %u %.0f\n", (unsigned long)live * len, importer,
+		       first_round, ns);
+		lines++;
+	}
+out:
+	result(lines == ARRAY_SIZE(levels), "registration_against_registered_bytes (%u levels)",
+	       lines);
+	while (live)
+		uv_dereg_mr(ctx->cmd_fd, &mrs[--live].dmr);
+	for (i = 0; i < FLAT_BUFS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (probe >= 0)
+		close(probe);
+	free(v);
+}
+
+/*
+ * An invalidation storm: K MRs (1, 4, 16, 64, 256, up to @kmax) on one
+ * dynamic 16-page buffer, registered and mapped; @iters times the buffer
+ * moves (one move_notify reaches every attachment) and each MR is written
+ * once, which re-maps it. Prints "ISTORM <K> <importer> <round> <ns until
+ * all were re-mapped, median> <p50> <p99>" (the last two: the latency of
+ * each MR's re-mapping WRITE). The exporter must have seen every MR
+ * invalidated and re-mapped once per move.
+ */
+static void istorm(unsigned int iters, unsigned int kmax)
+{
+	__u64 *lat = calloc((size_t)iters * STORM_MAX_MRS, sizeof(*lat));
+	double *total = calloc(iters ? iters : 1, sizeof(*total));
+	struct target *mrs = calloc(STORM_MAX_MRS, sizeof(*mrs));
+	struct dmabuf_exp_stats before, after;
+	unsigned int k, i, m, n, live = 0, lines = 0, bad = 0, want = 0;
+	int fd, err = 0;
+	double t0, ns;
+
+	for (k = 1; k <= kmax && k <= STORM_MAX_MRS; k *= 4)
+		want++;
+	fd = exp_create_chunks(expdev, SMALL, DMABUF_EXP_F_DYNAMIC, NULL, 0, &err);
+	result(fd >= 0 && lat && total && mrs && iters, "storm_buffer (errno %d)", err);
+	for (k = 1; fd >= 0 && lat && total && mrs && iters && k <= kmax && k <= STORM_MAX_MRS;
+	     k *= 4) {
+		for (; live < k; live++)
+			if (reg_mapped(&mrs[live], fd, SMALL))
+				goto out;
+		before = exp_stats_fd(expdev, fd);
+		for (i = 0, n = 0; i < iters; i++) {
+			t0 = now_ns();
+			if (exp_migrate_fd(expdev, fd, 0, 0))
+				goto out;
+			for (m = 0; m < k; m++) {
+				ns = stream(IBV_WR_RDMA_WRITE, 8, 1, &mrs[m], 0);
+				if (!ns)
+					goto out;
+				lat[n++] = (__u64)ns;
+			}
+			total[i] = now_ns() - t0;
+		}
+		after = exp_stats_fd(expdev, fd);
+		if (after.move_notifies - before.move_notifies != (__u64)k * iters ||
+		    after.maps - before.maps != (__u64)k * iters) {
+			printf("    # %u MRs, %u moves: %llu move_notifies, %llu maps\n", k, iters,
+			       after.move_notifies - before.move_notifies,
+			       after.maps - before.maps);
+			bad++;
+		}
+		qsort(total, iters, sizeof(*total), cmp_double);
+		printf("    # ISTORM %u %s %u %.0f %llu %llu\n", k, importer, first_round,
+		       total[iters / 2], (unsigned long long)quantile_ns(lat, n, 0.5),
+		       (unsigned long long)quantile_ns(lat, n, 0.99));
+		lines++;
+	}
+out:
+	result(want && lines == want && !bad,
+	       "invalidation_storm (%u sizes, %u with missed invalidations)", lines, bad);
+	while (live)
+		uv_dereg_mr(ctx->cmd_fd, &mrs[--live].dmr);
+	if (fd >= 0)
+		close(fd);
+	free(lat);
+	free(total);
+	free(mrs);
+}
+
 int main(int argc, char **argv)
 {
 	char suite[64];
@@ -593,6 +951,12 @@ int main(int argc, char **argv)
 			migrate(atoi(argv[5]), atof(argv[6]));
 		else if (!strcmp(mode, "revoke"))
 			revoke_bench(atoi(argv[5]), atof(argv[6]));
+		else if (!strcmp(mode, "scale"))
+			scale(atoi(argv[5]), strtoul(argv[6], NULL, 0));
+		else if (!strcmp(mode, "flat"))
+			flat(atoi(argv[5]), strtoul(argv[6], NULL, 0));
+		else if (!strcmp(mode, "istorm"))
+			istorm(atoi(argv[5]), atoi(argv[6]));
 		else
 			result(0, "known_mode %s", mode);
 	}
