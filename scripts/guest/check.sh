@@ -42,14 +42,16 @@ reliability() {
 	step "bench_revoke_smoke_$imp" ktap_run "bench_revoke+$imp" \
 		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" revoke 2 500 4096
 	# make bench's scale part, small: MRs over 2 MiB of each source, a
-	# small MR against 64 MiB registered, storms of up to 16 MRs (each
-	# re-mapped once per move, as the exporter counts).
+	# small MR against 64 MiB registered, storms of up to 4 MRs (each
+	# re-mapped once per move, as the exporter counts): DMA-API debugging
+	# warns when more than 7 mappings for one device overlap a cacheline,
+	# as 8 MRs on one buffer would.
 	step "bench_scale_smoke_$imp" ktap_run "bench_scale+$imp" \
 		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" scale 1 2 0 0
 	step "bench_flat_smoke_$imp" ktap_run "bench_flat+$imp" \
 		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" flat 3 64 0 0
 	step "bench_istorm_smoke_$imp" ktap_run "bench_istorm+$imp" \
-		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" istorm 2 16 0 0
+		rxe_dmabuf_bench rxe0 "$GIDX" "$imp" istorm 2 4 0 0
 }
 
 # The umem trace events (include/trace/events/ib_umem_dmabuf.h, tracefs).

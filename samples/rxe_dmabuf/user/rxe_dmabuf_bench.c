@@ -601,7 +601,7 @@ static void revoke_bench(unsigned int rounds, double ms)
 
 /* ---- scale: size, bytes already registered, invalidation storms ---- */
 
-#define MiB (1UL << 20)
+#define MiB (1024UL * 1024)
 #define SCALE_MAX_MB 1024UL
 /* A probe or storm buffer: 16 pages, as small MRs are. */
 #define SMALL (16 * 4096UL)
@@ -612,7 +612,7 @@ static void revoke_bench(unsigned int rounds, double ms)
 /*
  * A dma-buf MR over the first @len bytes of buffer @fd for @t (the fd stays
  * the caller's), pinned (rxe's dmabuf_pinned, 0 at all other times) or
- * dynamic; 0 or an errno.
+ * dynamic; 0 or -1.
  */
 static int scale_reg(struct target *t, int fd, size_t len, int pinned)
 {
@@ -621,15 +621,18 @@ static int scale_reg(struct target *t, int fd, size_t len, int pinned)
 	memset(t, 0, sizeof(*t));
 	t->fd = -1;
 	if (pinned && write_file(PINNED_PARAM, "1"))
-		return EIO;
+		return -1;
 	err = uv_reg_dmabuf_mr(ctx->cmd_fd, pd->handle, 0, len, TARGET_IOVA, fd,
 			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &t->dmr);
 	if (pinned && write_file(PINNED_PARAM, "0") && !err) {
 		uv_dereg_mr(ctx->cmd_fd, &t->dmr);
-		err = EIO;
+		err = -1;
 	}
-	if (err)
-		return err;
+	if (err) {
+		printf("    # registration of %zu bytes: %s\n", len,
+		       err > 0 ? strerror(err) : "dmabuf_pinned not set");
+		return -1;
+	}
 	t->raddr = TARGET_IOVA;
 	t->rkey = t->dmr.rkey;
 	return 0;
