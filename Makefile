@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: all kernel module check check-full check-slow check-kcsan kunit demo docs bench mutants fuzz fuzz-seeds coverage two-node two-node-bench demo-2node fmt clean kernel-clean smoke module-install module-uninstall series
+.PHONY: all kernel module check check-full check-slow check-kcsan check-fixes kunit demo docs bench mutants fuzz fuzz-seeds coverage two-node two-node-bench demo-2node fmt clean kernel-clean smoke module-install module-uninstall series
 
 all: module
 
@@ -75,6 +75,12 @@ check-full:
 # report fails it (Documentation/coverage.rst, "Data races").
 check-kcsan:
 	@$(SCRIPTS)/kcsan.sh
+
+# The fixes series at work (Documentation/development.rst, "The fixes"):
+# pristine 7.3.4 shows each bug, pristine + the fixes does not, and rxe's
+# dma-buf MRs pass rdma-core's DmaBuf tests on the C importer without Rust.
+check-fixes:
+	@$(SCRIPTS)/fixes.sh
 
 demo:
 	@$(SCRIPTS)/demo.sh

@@ -119,7 +119,9 @@ if [ -n "${UMEM_COVER_PROBES:-}" ]; then
 fi
 
 # Project artefacts: modules and guest programs built by scripts/module.sh.
-for ko in "$ROOT"/*.ko "$ROOT"/samples/*/*.ko; do
+# UMEM_EXTRA_KO: more modules, by path (make check-fixes: the reproducer
+# module built against the kernel it boots).
+for ko in "$ROOT"/*.ko "$ROOT"/samples/*/*.ko ${UMEM_EXTRA_KO:-}; do
 	[ -e "$ko" ] && cp "$ko" "$root/umem/modules/"
 done
 for b in "$ROOT"/build/guest-bin/*; do

@@ -14,6 +14,7 @@
 #                          renumbered "[PREFIX n/m]", with a cover letter
 #                          naming its base and, as b4 writes them, the patch
 #                          ids of its prerequisites: ready for git send-email
+#   series.sh patches NAME...  the patch files of the named series, in order
 #   series.sh check        each series applies, in order, onto the pristine
 #                          tree plus the series it requires, and each patch
 #                          of a series that requires none applies to the
@@ -154,6 +155,13 @@ write() {
 
 case "${1:-}" in
 check) check ;;
+patches)
+	shift
+	for name in "$@"; do
+		[ -e "$SDIR/$name.cover" ] || die "no series $name in $SDIR"
+		patches_of "$SDIR/$name.cover"
+	done
+	;;
 write) write "${2:-}" ;;
-*) die "usage: $0 check | write [DIR]" ;;
+*) die "usage: $0 check | patches NAME... | write [DIR]" ;;
 esac

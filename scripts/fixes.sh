@@ -1,0 +1,225 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make check-fixes: the fixes series (patches/linux-7.3/series/1-fixes.cover)
+# shown at work. Three kernels, built from one git worktree of the kernel
+# source into one O= directory, each stage on top of the last (Kbuild
+# rebuilds only what a stage's patches change), each cached by its key:
+#   pristine  Debian's 7.3.4, no patch: every reproducer must show its bug
+#   fixes     pristine + 1-fixes: every reproducer must come out clean
+#   rxe       pristine + 1-fixes + 2-rdma-umem + 3-rxe, no Rust: the same,
+#             and rxe's dma-buf MRs on the built-in C importer alone pass
+#             rdma-core's DmaBuf tests on udmabuf and system-heap buffers
+# Configuration: kernel/umem.config + kernel/fixes.config (DMA-API
+# debugging, kmemleak, lockdep; no Rust, no KASAN). The reproducers are the
+# C module samples/fixes_repro (built against each stage) and its user
+# program; scripts/guest/fixes.sh runs them and reports what it saw, and
+# this script decides per stage. Ends with "N passed, N failed".
+#
+#   fixes.sh          build what is not cached, boot the three kernels
+#   fixes.sh build    build only
+#   fixes.sh boot STAGE [CMDLINE...]  boot one built stage and judge it
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+STAGES=(pristine fixes rxe)
+WT=$UMEM_CACHE/src-fixes$KSUFFIX
+OUT=$UMEM_CACHE/build-fixes$KSUFFIX
+CFG=$UMEM_CACHE/config-fixes$KSUFFIX
+PRODUCTS=$UMEM_CACHE/fixes$KSUFFIX
+MODSRC=$ROOT/samples/fixes_repro
+FRAGS=("$ROOT/kernel/umem.config" "$ROOT/kernel/linux-$UMEM_KVER.config" "$ROOT/kernel/fixes.config")
+# umem.config's CONFIG_RUST=y is overridden by fixes.config, on purpose.
+CHECKED=("$ROOT/kernel/linux-$UMEM_KVER.config" "$ROOT/kernel/fixes.config")
+
+stage_series() {
+	case "$1" in
+	pristine) ;;
+	fixes) echo 1-fixes ;;
+	rxe) echo 1-fixes 2-rdma-umem 3-rxe ;;
+	esac
+}
+
+stage_patches() {
+	local s
+	s=$(stage_series "$1")
+	[ -z "$s" ] || "$ROOT/scripts/series.sh" patches $s
+}
+
+# What decides a stage's kernel and module.
+stage_key() {
+	{
+		echo "recipe 1 $1"
+		toolchain_versions
+		kernel_pkg_version
+		stage_patches "$1" | xargs -r cat
+		cat "${FRAGS[@]}"
+		cat "$MODSRC"/Kbuild "$MODSRC"/*.c
+	} | sha256sum | cut -c1-16
+}
+
+cached() {
+	[ "$(cat "$PRODUCTS/$1/key" 2>/dev/null)" = "$(stage_key "$1")" ] &&
+		[ -f "$PRODUCTS/$1/bzImage" ] && [ -f "$PRODUCTS/$1/fixes_repro.ko" ]
+}
+
+# checkout STAGE: the worktree holds pristine plus the stage's patches.
+# Files that do not differ keep their timestamps, so the build after it is
+# incremental.
+checkout() {
+	local p
+	git_tree "$WT" am --abort >/dev/null 2>&1 || true
+	git_tree "$WT" checkout -q -f --detach pristine
+	for p in $(stage_patches "$1"); do
+		git_tree "$WT" am -q --keep-cr "$p" >"$LOGDIR/fixes-patch.log" 2>&1 ||
+			{ cat "$LOGDIR/fixes-patch.log" >&2; die "$(basename "$p") does not apply"; }
+	done
+}
+
+configure() {
+	local f
+	mkdir -p "$CFG" "$OUT"
+	{
+		make -s -C "$WT" O="$CFG" LLVM=$KLLVM tinyconfig &&
+		(cd "$WT" && scripts/kconfig/merge_config.sh -m -O "$CFG" "$CFG/.config" \
+			kernel/configs/kvm_guest.config "${FRAGS[@]}") &&
+		make -s -C "$WT" O="$CFG" LLVM=$KLLVM olddefconfig
+	} >"$LOGDIR/config-fixes.log" 2>&1 || die "configuring the fixes kernel failed (see $LOGDIR/config-fixes.log)"
+	for f in "${CHECKED[@]}"; do
+		"$ROOT/scripts/check-config.sh" "$f" "$CFG/.config"
+	done
+	cmp -s "$CFG/.config" "$OUT/.config" || cp "$CFG/.config" "$OUT/.config"
+}
+
+build_stage() {
+	local s=$1 mod=$ROOT/build/fixes_repro-$1 series
+	if cached "$s"; then
+		say "$s kernel for make check-fixes cached ($(stage_key "$s"))"
+		return
+	fi
+	if [ ! -d "$WT" ]; then
+		say "a worktree of $KSRC for make check-fixes: $WT"
+		git_tree "$KSRC" worktree prune
+		git_tree "$KSRC" worktree add -q --detach "$WT" pristine
+	fi
+	series=$(stage_series "$s" | sed 's/ / + /g')
+	say "check-fixes: the $s kernel (pristine${series:+ + $series})"
+	checkout "$s"
+	configure
+	PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-fixes$KSUFFIX \
+		run_with_progress "$s kernel build" "$LOGDIR/kernel-build-fixes-$s.log" "$OUT" \
+		make -C "$WT" O="$OUT" LLVM=$KLLVM -j"$(nproc)"
+	find "$OUT" -name '*.o' | wc -l >"$UMEM_CACHE/objcount-fixes$KSUFFIX" || true
+	# The module, built against this stage's tree.
+	rm -rf "$mod"
+	mkdir -p "$mod"
+	cp "$MODSRC"/Kbuild "$MODSRC"/*.c "$mod/"
+	make -C "$WT" O="$OUT" LLVM=$KLLVM M="$mod" modules >"$LOGDIR/fixes_repro-$s.log" 2>&1 ||
+		{ tail -20 "$LOGDIR/fixes_repro-$s.log"; die "samples/fixes_repro does not build on the $s kernel"; }
+	mkdir -p "$PRODUCTS/$s"
+	cp "$OUT/arch/x86/boot/bzImage" "$PRODUCTS/$s/bzImage"
+	cp "$mod/fixes_repro.ko" "$PRODUCTS/$s/fixes_repro.ko"
+	stage_key "$s" >"$PRODUCTS/$s/key"
+}
+
+build_all() {
+	"$ROOT/scripts/setup.sh"
+	"$ROOT/scripts/kernel.sh" --source
+	local s
+	for s in "${STAGES[@]}"; do
+		build_stage "$s"
+	done
+}
+
+PASSED=0
+FAILED=0
+result() {	# result OK NAME TEXT
+	if [ "$1" = 1 ]; then
+		PASSED=$((PASSED + 1))
+		echo "ok $2: $3"
+	else
+		FAILED=$((FAILED + 1))
+		echo "not ok $2: $3"
+	fi
+}
+
+# The reproducers' cases, and on the rxe stage the DmaBuf tests too.
+REPRO_CASES=(phys_vec_table_leak udmabuf_segment_size system_heap_segment_size
+	     rxe_resend_after_full_ack)
+RXE_CASES=(rxe_dmabuf_mr_udmabuf rxe_dmabuf_mr_heap)
+
+# judge STAGE LOG: what the guest saw against what the stage must show.
+judge() {
+	local s=$1 log=$2 c want line seen kernlog problems
+	want=clean
+	[ "$s" != pristine ] || want=bug
+	for c in "${REPRO_CASES[@]}"; do
+		line=$(sed -n "s/^@@UMEM-FIXES $c \(.*\)@@\$/\1/p" "$log" | tail -n 1)
+		seen=${line%% *}
+		result "$([ "$seen" = "$want" ] && echo 1)" "$s/$c" "${line:-no result} (must be $want)"
+	done
+	if [ "$s" = rxe ]; then
+		for c in "${RXE_CASES[@]}"; do
+			line=$(sed -n "s/^@@UMEM-FIXES $c \(.*\)@@\$/\1/p" "$log" | tail -n 1)
+			result "$([ "${line%% *}" = pass ] && echo 1)" "$s/$c" "${line:-no result}"
+		done
+	fi
+	# A fixed kernel's log holds no warning, lockdep report or DMA-API
+	# error at all; pristine's holds the reproducers' (not judged).
+	[ "$s" != pristine ] || return 0
+	kernlog=$(sed -n '/@@UMEM-DMESG-BEGIN@@/,/@@UMEM-DMESG-END@@/p' "$log")
+	problems=$(grep -E 'WARNING:|BUG:|Oops|INFO: possible|inconsistent lock state|circular locking|DMA-API: ' \
+		<<<"$kernlog" | head -n 5 || true)
+	result "$([ -z "$problems" ] && echo 1)" "$s/kernel_log_clean" "${problems:-no warning, lockdep report or DMA-API error}"
+	line=$(sed -n 's/^@@UMEM-DMA-API-ERRORS \([0-9]*\)@@$/\1/p' "$log")
+	result "$([ "$line" = 0 ] && echo 1)" "$s/dma_api_error_count" "DMA-API debugging counted ${line:-nothing} errors (must be 0)"
+}
+
+boot_stage() {
+	local s=$1 log=$LOGDIR/fixes-$1-serial.log
+	shift
+	if UMEM_BZIMAGE=$PRODUCTS/$s/bzImage UMEM_EXTRA_KO=$PRODUCTS/$s/fixes_repro.ko \
+		UMEM_TIMEOUT=1800 "$ROOT/scripts/qemu.sh" fixes "$log" "umem.fixes_stage=$s" "$@"; then
+		judge "$s" "$log"
+	else
+		result 0 "$s/boot" "the guest did not finish (see $log)"
+	fi
+}
+
+# The guest's programs (scripts/module.sh builds the same ones for make
+# check) and rdma-core's tests.
+guest_programs() {
+	mkdir -p "$ROOT/build/guest-bin"
+	gcc -O2 -Wall -Wextra -Werror -static -o "$ROOT/build/guest-bin/fixes_repro_user" \
+		"$MODSRC/user/fixes_repro_user.c"
+	gcc -O2 -Wall -Wextra -Werror -I"$ROOT/include/uapi" -I"$ROOT/samples/include" \
+		-o "$ROOT/build/guest-bin/rxe_resend" "$MODSRC/user/rxe_resend.c" -libverbs
+	"$ROOT/scripts/rdma-core.sh"
+}
+
+mkdir -p "$LOGDIR"
+case "${1:-}" in
+build)
+	build_all
+	;;
+boot)
+	# fixes.sh boot STAGE [CMDLINE...]: one stage's kernel, judged.
+	[ -e "$PRODUCTS/${2:-none}/key" ] || die "usage: $0 boot STAGE (a built one of: ${STAGES[*]})"
+	guest_programs
+	boot_stage "${@:2}"
+	echo "$PASSED passed, $FAILED failed"
+	[ "$FAILED" = 0 ]
+	;;
+"")
+	build_all
+	guest_programs
+	for s in "${STAGES[@]}"; do
+		boot_stage "$s"
+	done
+	echo "$PASSED passed, $FAILED failed"
+	[ "$FAILED" = 0 ]
+	;;
+*)
+	sed -n '3,22p' "$0"
+	exit 2
+	;;
+esac

@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: GPL-2.0
+# Guest side of make check-fixes (scripts/fixes.sh): runs the reproducers of
+# the fixes series on the kernel it booted (umem.fixes_stage=pristine, fixes
+# or rxe) and reports what each saw, one line each:
+#   @@UMEM-FIXES CASE bug|clean|error DETAIL@@
+# The host decides: on pristine every case must be "bug", on the fixed
+# kernels "clean".
+#   phys_vec_table_leak        0001: 16 maps and unmaps of a table built by
+#                              dma_buf_phys_vec_to_sgt(); kmemleak's count
+#                              of unreferenced objects allocated under it
+#   udmabuf_segment_size       0002: a 2 MiB udmabuf on one huge page,
+#                              mapped for a device of 64 KiB segments
+#   system_heap_segment_size   0003: 4 MiB of the system dma-heap, the same
+#   rxe_resend_after_full_ack  0005: a loopback RC stream of 4 KiB WRITEs
+#                              with a retransmit timeout of one jiffy
+#                              (rxe_resend): unfixed, a WRITE completes with
+#                              IBV_WC_REM_INV_REQ_ERR (status 9)
+# Each segment case passes its verdict on two witnesses: the longest DMA
+# entry the importer got, and DMA-API debugging's error count and message.
+# On the rxe stage, rdma-core's DmaBuf tests then run on rxe through the
+# built-in C importer (no Rust in that kernel), dma-bufs from udmabuf and
+# from the system heap: @@UMEM-FIXES rxe_dmabuf_mr_ALLOCATOR pass|fail@@.
+. /umem/lib.sh
+
+stage=unknown
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	umem.fixes_stage=*) stage=${arg#umem.fixes_stage=} ;;
+	umem.resend=*,*) RESEND_TIMEOUT=${arg#umem.resend=}; RESEND_TIMEOUT=${RESEND_TIMEOUT%,*}
+		RESEND_SECS=${arg##*,} ;;
+	esac
+done
+echo "# check-fixes: stage $stage, kernel $(uname -r)"
+
+report() {
+	echo "@@UMEM-FIXES $*@@"
+}
+
+D=/sys/kernel/debug/fixes_repro
+KL=/sys/kernel/debug/kmemleak
+DMA_ERRORS=/sys/kernel/debug/dma-api/error_count
+
+# leaked FUNCTION: how many objects kmemleak reports unreferenced whose
+# allocation backtrace passes FUNCTION (two scans; an object must be 5 s
+# old before kmemleak reports it).
+leaked() {
+	sleep 6
+	echo scan >$KL
+	sleep 2
+	echo scan >$KL
+	awk -v fn="$1" '/^unreferenced object/ { if (hit) n++; hit = 0 }
+		index($0, fn) { hit = 1 }
+		END { if (hit) n++; print n + 0 }' $KL
+}
+
+phys_vec_table_leak() {
+	local n
+	echo clear >$KL
+	echo 16 >$D/phys_vec || { report phys_vec_table_leak error "the 16 maps failed"; return; }
+	n=$(leaked dma_buf_phys_vec_to_sgt)
+	if [ "$n" -gt 0 ]; then
+		report phys_vec_table_leak bug "$n objects of dma_buf_phys_vec_to_sgt() leaked by 16 maps"
+	else
+		report phys_vec_table_leak clean "no object of dma_buf_phys_vec_to_sgt() leaked by 16 maps"
+	fi
+}
+
+# segments CASE SOURCE KIB
+segments() {
+	local before after got entries longest warned=0
+	before=$(cat $DMA_ERRORS)
+	dmesg -c >/dev/null
+	if ! got=$(/umem/bin/fixes_repro_user "$2" "$3"); then
+		report "$1" error "fixes_repro_user $2 $3 failed"
+		return
+	fi
+	after=$(cat $DMA_ERRORS)
+	dmesg | grep -q 'mapping sg segment longer than device claims to support' && warned=1
+	entries=${got% *}
+	longest=${got#* }
+	local what="$3 KiB: $entries entries, the longest $longest bytes; DMA-API errors $before -> $after"
+	if [ "$longest" -gt 65536 ] && [ "$after" -gt "$before" ] && [ $warned = 1 ]; then
+		report "$1" bug "$what, \"mapping sg segment longer than device claims to support\""
+	elif [ "$longest" -le 65536 ] && [ "$after" = "$before" ] && [ $warned = 0 ]; then
+		report "$1" clean "$what"
+	else
+		report "$1" error "$what (the witnesses disagree; warned=$warned)"
+	fi
+}
+
+# rxe_dmabuf_mr ALLOCATOR: rdma-core's DmaBuf tests on rxe0, except the two
+# that touch every page through the CPU mapping (slow under TCG, and not
+# about the importer).
+rxe_dmabuf_mr() {
+	local rc=0
+	echo "@@UMEM-KTAP-BEGIN rxe_dmabuf_mr_$1@@"
+	RDMA_CORE_MUST_RUN=test_mr.DmaBufMRTest,test_mr.DmaBufTestCase PYTHONUNBUFFERED=1 \
+	PYTHONDONTWRITEBYTECODE=1 PYVERBS_DMABUF_ALLOCATOR=$1 \
+		python3 /umem/rdma_core_ktap.py "rxe_dmabuf_mr_$1" /umem/rdma-core-tests \
+		test_mr.DmaBufMRTest,test_mr.DmaBufTestCase,-test_mr.DmaBufMRTest.test_dmabuf_read,-test_mr.DmaBufMRTest.test_dmabuf_write \
+		--dev rxe0 --gid "$GIDX" 2>&1 || rc=$?
+	echo "@@UMEM-KTAP-END rxe_dmabuf_mr_$1@@"
+	if [ $rc = 0 ]; then
+		report "rxe_dmabuf_mr_$1" pass "rdma-core's DmaBuf tests on the C importer"
+	else
+		report "rxe_dmabuf_mr_$1" fail "rdma-core's DmaBuf tests exited $rc"
+	fi
+}
+
+# rxe_resend_after_full_ack TIMEOUT SECS
+rxe_resend_after_full_ack() {
+	local out rc=0
+	out=$(/umem/bin/rxe_resend rxe0 "$GIDX" "$1" "$2" 2>&1) || rc=$?
+	echo "$out" | sed 's/^ *//; s/^/# /'
+	if [ $rc = 3 ] && echo "$out" | grep -q 'completion status 9$'; then
+		report rxe_resend_after_full_ack bug "a WRITE completed with IBV_WC_REM_INV_REQ_ERR (timeout $1, $2 s)"
+	elif [ $rc = 0 ]; then
+		report rxe_resend_after_full_ack clean "every WRITE completed (timeout $1, $2 s): ${out##*, }"
+	else
+		report rxe_resend_after_full_ack error "rxe_resend exited $rc"
+	fi
+}
+
+if ! insmod /umem/modules/fixes_repro.ko || [ ! -w $D/import ]; then
+	report module error "fixes_repro did not load or bind ivshmem"
+	exit 1
+fi
+# DMA-API debugging prints only its first error unless told otherwise.
+echo 1 >/sys/kernel/debug/dma-api/all_errors
+echo 1 >/proc/sys/vm/nr_hugepages
+phys_vec_table_leak
+segments udmabuf_segment_size udmabuf 2048
+segments system_heap_segment_size heap 4096
+rmmod fixes_repro
+
+GIDX=$(rxe_setup)
+rxe_resend_after_full_ack "${RESEND_TIMEOUT:-1}" "${RESEND_SECS:-20}"
+if [ "$stage" = rxe ]; then
+	rxe_dmabuf_mr udmabuf
+	rxe_dmabuf_mr heap
+fi
+echo 0 >/proc/sys/vm/nr_hugepages
