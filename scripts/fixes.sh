@@ -18,6 +18,7 @@
 #   fixes.sh          build what is not cached, boot the three kernels
 #   fixes.sh build    build only
 #   fixes.sh boot STAGE [CMDLINE...]  boot one built stage and judge it
+#   fixes.sh judge STAGE LOG           judge a serial log as STAGE's
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -201,6 +202,12 @@ case "${1:-}" in
 build)
 	build_all
 	;;
+judge)
+	# fixes.sh judge STAGE LOG: the verdict on a serial log (runner self-test).
+	judge "$2" "$3"
+	echo "$PASSED passed, $FAILED failed"
+	[ "$FAILED" = 0 ]
+	;;
 boot)
 	# fixes.sh boot STAGE [CMDLINE...]: one stage's kernel, judged.
 	[ -e "$PRODUCTS/${2:-none}/key" ] || die "usage: $0 boot STAGE (a built one of: ${STAGES[*]})"
@@ -219,7 +226,7 @@ boot)
 	[ "$FAILED" = 0 ]
 	;;
 *)
-	sed -n '3,22p' "$0"
+	sed -n '3,23p' "$0"
 	exit 2
 	;;
 esac

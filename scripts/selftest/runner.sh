@@ -15,7 +15,8 @@
 # gates; last,
 # the build progress of lib.sh (run_with_progress) over a churning build,
 # the kernel source tree's check against the series (source_matches_series),
-# the manual's patch references and the run-time tables of make demo.
+# the manual's patch references, the run-time tables of make demo and the
+# verdict of make check-fixes.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 KUNIT_PY=$KSRC/tools/testing/kunit/kunit.py
@@ -515,6 +516,54 @@ else
 	echo "    FAIL run times: make demo's total and its own boots' parts: $(cat "$tmp/rt/R.md") $rt" >&2
 	bad=1
 fi
+# make check-fixes' verdict (scripts/fixes.sh judge): the pristine kernel
+# must show every bug, the fixed ones none, with a kernel log free of
+# warnings and DMA-API errors, and the rxe kernel's DmaBuf tests must pass.
+fixes_log() {	# fixes_log SEEN [DMESG_LINE [DMA_ERRORS [HEAP_RESULT]]]
+	local c
+	for c in phys_vec_table_leak udmabuf_segment_size system_heap_segment_size \
+		 rxe_resend_after_full_ack; do
+		echo "@@UMEM-FIXES $c $1 what was seen@@"
+	done
+	echo "@@UMEM-FIXES rxe_dmabuf_mr_udmabuf pass rdma-core's DmaBuf tests@@"
+	echo "@@UMEM-FIXES rxe_dmabuf_mr_heap ${4:-pass} rdma-core's DmaBuf tests@@"
+	echo "@@UMEM-DMESG-BEGIN@@"
+	echo "[    1.000000] rdma_rxe: loaded"
+	[ -z "${2:-}" ] || echo "$2"
+	echo "@@UMEM-DMESG-END@@"
+	echo "@@UMEM-DMA-API-ERRORS ${3:-0}@@"
+}
+fixes_case() {	# fixes_case pass|fail NAME STAGE LOG
+	local rc=0
+	"$ROOT/scripts/fixes.sh" judge "$3" "$4" >"$tmp/fixes.out" 2>&1 || rc=1
+	if { [ "$1" = pass ] && [ $rc = 0 ]; } || { [ "$1" = fail ] && [ $rc = 1 ] &&
+	   grep -q '^[0-9]* passed, [1-9][0-9]* failed$' "$tmp/fixes.out"; }; then
+		echo "    ok   check-fixes verdict: $2"
+	else
+		echo "    FAIL check-fixes verdict: $2 (expected $1): $(cat "$tmp/fixes.out")" >&2
+		bad=1
+	fi
+}
+fixes_log bug >"$tmp/fx-pristine"
+fixes_case pass "pristine shows every bug" pristine "$tmp/fx-pristine"
+fixes_log bug >"$tmp/fx-pristine1"
+sed -i 's/^@@UMEM-FIXES udmabuf_segment_size bug /@@UMEM-FIXES udmabuf_segment_size clean /' \
+	"$tmp/fx-pristine1"
+fixes_case fail "pristine without one bug" pristine "$tmp/fx-pristine1"
+fixes_log clean >"$tmp/fx-fixes"
+fixes_case pass "fixed kernel, every case clean" fixes "$tmp/fx-fixes"
+fixes_log bug >"$tmp/fx-fixes1"
+fixes_case fail "fixed kernel still showing the bugs" fixes "$tmp/fx-fixes1"
+grep -v rxe_resend_after_full_ack "$tmp/fx-fixes" >"$tmp/fx-fixes2"
+fixes_case fail "fixed kernel, a case without a result" fixes "$tmp/fx-fixes2"
+fixes_log clean "$warnline" >"$tmp/fx-fixes3"
+fixes_case fail "fixed kernel, a WARNING in its log" fixes "$tmp/fx-fixes3"
+fixes_log clean "" 1 >"$tmp/fx-fixes4"
+fixes_case fail "fixed kernel, a DMA-API error counted" fixes "$tmp/fx-fixes4"
+fixes_log clean >"$tmp/fx-rxe"
+fixes_case pass "rxe kernel, DmaBuf tests passed" rxe "$tmp/fx-rxe"
+fixes_log clean "" 0 fail >"$tmp/fx-rxe1"
+fixes_case fail "rxe kernel, DmaBuf tests failed" rxe "$tmp/fx-rxe1"
 wait
 killable=$(cat "$tmp/watch-result.0" 2>/dev/null || echo "not built")
 blocked=$(cat "$tmp/watch-result.1" 2>/dev/null)
