@@ -26,8 +26,8 @@ stage=unknown
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	umem.fixes_stage=*) stage=${arg#umem.fixes_stage=} ;;
-	umem.resend=*,*) RESEND_TIMEOUT=${arg#umem.resend=}; RESEND_TIMEOUT=${RESEND_TIMEOUT%,*}
-		RESEND_SECS=${arg##*,} ;;
+	umem.resend=*) set -- $(echo "${arg#umem.resend=}" | tr , ' ')
+		RESEND_TIMEOUT=$1 RESEND_SECS=$2 RESEND_STALL=$3 RESEND_PAIRS=$4 ;;
 	esac
 done
 echo "# check-fixes: stage $stage, kernel $(uname -r)"
@@ -107,15 +107,15 @@ rxe_dmabuf_mr() {
 	fi
 }
 
-# rxe_resend_after_full_ack TIMEOUT SECS
+# rxe_resend_after_full_ack TIMEOUT SECS STALL_MS PAIRS
 rxe_resend_after_full_ack() {
 	local out rc=0
-	out=$(/umem/bin/rxe_resend rxe0 "$GIDX" "$1" "$2" 2>&1) || rc=$?
+	out=$(/umem/bin/rxe_resend rxe0 "$GIDX" "$1" "$2" "$3" "$4" 2>&1) || rc=$?
 	echo "$out" | sed 's/^ *//; s/^/# /'
 	if [ $rc = 3 ] && echo "$out" | grep -q 'completion status 9$'; then
-		report rxe_resend_after_full_ack bug "a WRITE completed with IBV_WC_REM_INV_REQ_ERR (timeout $1, $2 s)"
+		report rxe_resend_after_full_ack bug "a WRITE completed with IBV_WC_REM_INV_REQ_ERR (timeout $1, $2 s, stalls of $3 ms, $4 QP pairs)"
 	elif [ $rc = 0 ]; then
-		report rxe_resend_after_full_ack clean "every WRITE completed (timeout $1, $2 s): ${out##*, }"
+		report rxe_resend_after_full_ack clean "every WRITE of $4 QP pairs completed (timeout $1, $2 s, stalls of $3 ms)"
 	else
 		report rxe_resend_after_full_ack error "rxe_resend exited $rc"
 	fi
@@ -134,7 +134,13 @@ segments system_heap_segment_size heap 4096
 rmmod fixes_repro
 
 GIDX=$(rxe_setup)
-rxe_resend_after_full_ack "${RESEND_TIMEOUT:-1}" "${RESEND_SECS:-20}"
+for c in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+	echo "${c##*/} $(cat "$c")"
+done >/tmp/counters.before
+rxe_resend_after_full_ack "${RESEND_TIMEOUT:-1}" "${RESEND_SECS:-60}" "${RESEND_STALL:-4}" "${RESEND_PAIRS:-12}"
+for c in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+	echo "${c##*/} $(cat "$c")"
+done | diff /tmp/counters.before - | sed -n 's/^+\([a-z]\)/# rxe0 counter after the stream: \1/p'
 if [ "$stage" = rxe ]; then
 	rxe_dmabuf_mr udmabuf
 	rxe_dmabuf_mr heap
