@@ -78,22 +78,21 @@ static const struct dma_buf_ops repro_ops = {
 	.release = repro_release,
 };
 
-static int repro_cycles(struct repro *r, unsigned int cycles)
+/*
+ * Attaches @dmabuf for the function, maps and unmaps it @cycles times,
+ * records what the last mapping held, detaches and drops the caller's
+ * reference to @dmabuf. Only the DMA side of the tables is read: an
+ * importer never looks at the pages.
+ */
+static int repro_attach_map(struct repro *r, struct dma_buf *dmabuf,
+			    unsigned int cycles)
 {
-	DEFINE_DMA_BUF_EXPORT_INFO(info);
 	struct dma_buf_attachment *attach;
-	struct dma_buf *dmabuf;
+	struct scatterlist *sg;
 	struct sg_table *sgt;
-	unsigned int i;
+	unsigned int i, j;
 	int ret = 0;
 
-	info.ops = &repro_ops;
-	info.size = REPRO_BYTES;
-	info.flags = O_RDWR;
-	info.priv = r;
-	dmabuf = dma_buf_export(&info);
-	if (IS_ERR(dmabuf))
-		return PTR_ERR(dmabuf);
 	attach = dma_buf_attach(dmabuf, &r->pdev->dev);
 	if (IS_ERR(attach)) {
 		ret = PTR_ERR(attach);
@@ -105,6 +104,12 @@ static int repro_cycles(struct repro *r, unsigned int cycles)
 			ret = PTR_ERR(sgt);
 			break;
 		}
+		r->entries = 0;
+		r->longest = 0;
+		for_each_sgtable_dma_sg(sgt, sg, j) {
+			r->entries++;
+			r->longest = max(r->longest, sg_dma_len(sg));
+		}
 		dma_buf_unmap_attachment_unlocked(attach, sgt, DMA_BIDIRECTIONAL);
 	}
 	dma_buf_detach(dmabuf, attach);
@@ -113,41 +118,29 @@ put:
 	return ret;
 }
 
+static int repro_cycles(struct repro *r, unsigned int cycles)
+{
+	DEFINE_DMA_BUF_EXPORT_INFO(info);
+	struct dma_buf *dmabuf;
+
+	info.ops = &repro_ops;
+	info.size = REPRO_BYTES;
+	info.flags = O_RDWR;
+	info.priv = r;
+	dmabuf = dma_buf_export(&info);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+	return repro_attach_map(r, dmabuf, cycles);
+}
+
 static int repro_import(struct repro *r, int fd)
 {
-	struct dma_buf_attachment *attach;
-	struct scatterlist *sg;
 	struct dma_buf *dmabuf;
-	struct sg_table *sgt;
-	unsigned int i;
-	int ret = 0;
 
 	dmabuf = dma_buf_get(fd);
 	if (IS_ERR(dmabuf))
 		return PTR_ERR(dmabuf);
-	attach = dma_buf_attach(dmabuf, &r->pdev->dev);
-	if (IS_ERR(attach)) {
-		ret = PTR_ERR(attach);
-		goto put;
-	}
-	sgt = dma_buf_map_attachment_unlocked(attach, DMA_BIDIRECTIONAL);
-	if (IS_ERR(sgt)) {
-		ret = PTR_ERR(sgt);
-		goto detach;
-	}
-	/* The DMA side only: an importer never looks at the pages. */
-	r->entries = 0;
-	r->longest = 0;
-	for_each_sgtable_dma_sg(sgt, sg, i) {
-		r->entries++;
-		r->longest = max(r->longest, sg_dma_len(sg));
-	}
-	dma_buf_unmap_attachment_unlocked(attach, sgt, DMA_BIDIRECTIONAL);
-detach:
-	dma_buf_detach(dmabuf, attach);
-put:
-	dma_buf_put(dmabuf);
-	return ret;
+	return repro_attach_map(r, dmabuf, 1);
 }
 
 static ssize_t phys_vec_write(struct file *file, const char __user *buf,

@@ -5,7 +5,7 @@
 #   @@UMEM-FIXES CASE bug|clean|error DETAIL@@
 # The host decides: on pristine every case must be "bug", on the fixed
 # kernels "clean".
-#   phys_vec_table_leak        0001: 16 maps and unmaps of a table built by
+#   phys_vec_table_leak        0001: 64 maps and unmaps of a table built by
 #                              dma_buf_phys_vec_to_sgt(); kmemleak's count
 #                              of unreferenced objects allocated under it
 #   udmabuf_segment_size       0002: a 2 MiB udmabuf on one huge page,
@@ -56,12 +56,12 @@ leaked() {
 phys_vec_table_leak() {
 	local n
 	echo clear >$KL
-	echo 16 >$D/phys_vec || { report phys_vec_table_leak error "the 16 maps failed"; return; }
+	echo 64 >$D/phys_vec || { report phys_vec_table_leak error "the 64 maps failed"; return; }
 	n=$(leaked dma_buf_phys_vec_to_sgt)
 	if [ "$n" -gt 0 ]; then
-		report phys_vec_table_leak bug "$n objects of dma_buf_phys_vec_to_sgt() leaked by 16 maps"
+		report phys_vec_table_leak bug "$n objects of dma_buf_phys_vec_to_sgt() leaked by 64 maps"
 	else
-		report phys_vec_table_leak clean "no object of dma_buf_phys_vec_to_sgt() leaked by 16 maps"
+		report phys_vec_table_leak clean "no object of dma_buf_phys_vec_to_sgt() leaked by 64 maps"
 	fi
 }
 
