@@ -97,8 +97,11 @@ build_stage() {
 		say "$s kernel for make check-fixes cached ($(stage_key "$s"))"
 		return
 	fi
-	if [ ! -d "$WT" ]; then
+	# A worktree of a source tree made anew (another kernel version) is
+	# made anew too.
+	if ! git -C "$WT" rev-parse -q --verify pristine >/dev/null 2>&1; then
 		say "a worktree of $KSRC for make check-fixes: $WT"
+		rm -rf "$WT"
 		git_tree "$KSRC" worktree prune
 		git_tree "$KSRC" worktree add -q --detach "$WT" pristine
 	fi
