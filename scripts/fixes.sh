@@ -97,14 +97,7 @@ build_stage() {
 		say "$s kernel for make check-fixes cached ($(stage_key "$s"))"
 		return
 	fi
-	# A worktree of a source tree made anew (another kernel version) is
-	# made anew too.
-	if ! git -C "$WT" rev-parse -q --verify pristine >/dev/null 2>&1; then
-		say "a worktree of $KSRC for make check-fixes: $WT"
-		rm -rf "$WT"
-		git_tree "$KSRC" worktree prune
-		git_tree "$KSRC" worktree add -q --detach "$WT" pristine
-	fi
+	source_worktree "$WT"
 	series=$(stage_series "$s" | sed 's/ / + /g')
 	say "check-fixes: the $s kernel (pristine${series:+ + $series})"
 	checkout "$s"

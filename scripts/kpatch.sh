@@ -102,11 +102,7 @@ build-each)
 	cfg=$UMEM_CACHE/config-series$KSUFFIX/.config
 	wt=$UMEM_CACHE/series-src$KSUFFIX
 	out=$(kernel_vars series && echo "$KOUT")
-	if [ ! -d "$wt" ]; then
-		say "a second tree for the series: $wt (a git worktree of $KSRC)"
-		git_tree "$KSRC" worktree prune
-		git_tree "$KSRC" worktree add -q --detach "$wt" pristine
-	fi
+	source_worktree "$wt"
 	say "applying the series in $wt"
 	git_apply_series "$wt" "$PDIR"
 	mapfile -t commits < <(git_tree "$wt" rev-list --reverse pristine..HEAD)

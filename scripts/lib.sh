@@ -344,6 +344,17 @@ git_record_pristine() {
 	git -C "$1" config user.email "maintainers@users.noreply.a-seed-c49ac591.example"
 }
 
+# source_worktree DIR: DIR is a git worktree of $KSRC (detached, at
+# "pristine" when made). One of a source tree that was made anew (another
+# kernel version) is made anew too.
+source_worktree() {
+	git -C "$1" rev-parse -q --verify pristine >/dev/null 2>&1 && return
+	say "a second tree of the kernel source: $1 (a git worktree of $KSRC)"
+	rm -rf "$1"
+	git_tree "$KSRC" worktree prune
+	git_tree "$KSRC" worktree add -q --detach "$1" pristine
+}
+
 # git_apply_series DIR PATCHDIR: resets DIR to "pristine" and applies
 # PATCHDIR/*.patch in order.
 git_apply_series() {
