@@ -12,13 +12,17 @@
 # Configuration: kernel/umem.config + kernel/fixes.config (DMA-API
 # debugging, kmemleak, lockdep; no Rust, no KASAN). The reproducers are the
 # C module samples/fixes_repro (built against each stage) and its user
-# program; scripts/guest/fixes.sh runs them and reports what it saw, and
-# this script decides per stage. Ends with "N passed, N failed".
+# programs; scripts/guest/fixes.sh runs them and reports what it saw, and
+# this script decides per stage. Each stage boots once alone (fixes 1, 2,
+# 3 and 5) and once as two guests on a link (fix 4, rxe_deadqp). Ends with
+# "N passed, N failed".
 #
 #   fixes.sh          build what is not cached, boot the three kernels
 #   fixes.sh build    build only
 #   fixes.sh boot STAGE [CMDLINE...]  boot one built stage and judge it
+#   fixes.sh pair STAGE [CMDLINE...]  the same for its two-guest case
 #   fixes.sh judge STAGE LOG           judge a serial log as STAGE's
+#   fixes.sh judge STAGE SLOG CLOG SRC CRC  the same for a pair
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -182,14 +186,60 @@ boot_stage() {
 	fi
 }
 
+# boot_pair STAGE: fix 4's case, two guests of STAGE on a link. The bug is
+# read from the server's serial console, since an unfixed server may hang
+# after its warnings ("the receiving side stops", the fix's message): it is
+# stopped after UMEM_STALL (90 s) of silence. On pristine the server's log
+# must show the warnings; on the fixed kernels both guests must finish with
+# no warning or lockdep report at all.
+DEAD_QP_WARNING='WARNING: .*page_pool_put_unrefed_netmem|WARNING: .*__local_bh_enable_ip|inconsistent lock state'
+boot_pair() {
+	local s=$1 slog=$LOGDIR/fixes-$1-server-serial.log clog=$LOGDIR/fixes-$1-client-serial.log
+	local p1 p2 src=0 crc=0
+	shift
+	read -r p1 p2 < <(udp_port_pair)
+	UMEM_QEMU_ARGS=$(link_args "$p1" "$p2" 52:54:00:00:00:01) UMEM_BZIMAGE=$PRODUCTS/$s/bzImage \
+		UMEM_SMP=1 UMEM_TIMEOUT=1200 UMEM_STALL=${UMEM_STALL:-90} "$ROOT/scripts/qemu.sh" fixes "$slog" \
+		"umem.fixes_stage=$s" umem.node=server "$@" >"$LOGDIR/fixes-$s-server.out" 2>&1 &
+	local spid=$!
+	UMEM_QEMU_ARGS=$(link_args "$p2" "$p1" 52:54:00:00:00:02) UMEM_BZIMAGE=$PRODUCTS/$s/bzImage \
+		UMEM_SMP=1 UMEM_TIMEOUT=1200 UMEM_STALL=${UMEM_STALL:-90} "$ROOT/scripts/qemu.sh" fixes "$clog" \
+		"umem.fixes_stage=$s" umem.node=client "$@" || crc=1
+	wait $spid || src=1
+	judge_pair "$s" "$slog" "$clog" "$src" "$crc"
+}
+
+# judge_pair STAGE SERVER_LOG CLIENT_LOG SERVER_STATUS CLIENT_STATUS: the
+# verdict on fix 4's two guests (statuses: 0 when the guest finished).
+judge_pair() {
+	local s=$1 slog=$2 clog=$3 src=$4 crc=$5 warn problems line
+	warn=$(grep -aE "$DEAD_QP_WARNING" "$slog" | head -n 3 | sed 's/^\[ *[0-9.]*\] //' | tr '\n' ';' || true)
+	if [ "$s" = pristine ]; then
+		result "$([ -n "$warn" ] && echo 1)" "$s/dead_qp_packets_freed" \
+			"${warn:-no warning on the server}${warn:+ (the server $([ $src = 0 ] && echo finished || echo hung after it))} (must warn)"
+		return
+	fi
+	line=$(sed -n 's/^@@UMEM-FIXES dead_qp_packets_freed \(.*\)@@$/\1/p' "$slog" | tail -n 1)
+	result "$([ $src = 0 ] && [ $crc = 0 ] && [ -z "$warn" ] && [ "${line%% *}" = clean ] && echo 1)" \
+		"$s/dead_qp_packets_freed" "${line:-no result}; guests $([ $src$crc = 00 ] && echo finished || echo "did not finish (see $slog, $clog)")"
+	problems=$(sed -n '/@@UMEM-DMESG-BEGIN@@/,/@@UMEM-DMESG-END@@/p' "$slog" "$clog" |
+		grep -E 'WARNING:|BUG:|Oops|INFO: possible|inconsistent lock state|circular locking' |
+		head -n 3 || true)
+	result "$([ -z "$problems" ] && grep -q '@@UMEM-DMESG-END@@' "$slog" && grep -q '@@UMEM-DMESG-END@@' "$clog" && echo 1)" \
+		"$s/two_node_kernel_logs_clean" "${problems:-no warning or lockdep report on either guest}"
+}
+
 # The guest's programs (scripts/module.sh builds the same ones for make
 # check) and rdma-core's tests.
 guest_programs() {
 	mkdir -p "$ROOT/build/guest-bin"
 	gcc -O2 -Wall -Wextra -Werror -static -o "$ROOT/build/guest-bin/fixes_repro_user" \
 		"$MODSRC/user/fixes_repro_user.c"
-	gcc -O2 -Wall -Wextra -Werror -I"$ROOT/include/uapi" -I"$ROOT/samples/include" \
-		-o "$ROOT/build/guest-bin/rxe_resend" "$MODSRC/user/rxe_resend.c" -libverbs
+	local p
+	for p in rxe_resend rxe_deadqp; do
+		gcc -O2 -Wall -Wextra -Werror -I"$ROOT/include/uapi" -I"$ROOT/samples/include" \
+			-o "$ROOT/build/guest-bin/$p" "$MODSRC/user/$p.c" -libverbs
+	done
 	"$ROOT/scripts/rdma-core.sh"
 }
 
@@ -199,8 +249,22 @@ build)
 	build_all
 	;;
 judge)
-	# fixes.sh judge STAGE LOG: the verdict on a serial log (runner self-test).
-	judge "$2" "$3"
+	# fixes.sh judge STAGE LOG, or STAGE SERVER_LOG CLIENT_LOG SERVER_STATUS
+	# CLIENT_STATUS for fix 4's pair: the verdict on serial logs (runner
+	# self-test).
+	if [ $# = 6 ]; then
+		judge_pair "${@:2}"
+	else
+		judge "$2" "$3"
+	fi
+	echo "$PASSED passed, $FAILED failed"
+	[ "$FAILED" = 0 ]
+	;;
+pair)
+	# fixes.sh pair STAGE [CMDLINE...]: fix 4's two guests of one stage.
+	[ -e "$PRODUCTS/${2:-none}/key" ] || die "usage: $0 pair STAGE (a built one of: ${STAGES[*]})"
+	guest_programs
+	boot_pair "${@:2}"
 	echo "$PASSED passed, $FAILED failed"
 	[ "$FAILED" = 0 ]
 	;;
@@ -217,12 +281,13 @@ boot)
 	guest_programs
 	for s in "${STAGES[@]}"; do
 		boot_stage "$s"
+		boot_pair "$s"
 	done
 	echo "$PASSED passed, $FAILED failed"
 	[ "$FAILED" = 0 ]
 	;;
 *)
-	sed -n '3,23p' "$0"
+	sed -n '3,27p' "$0"
 	exit 2
 	;;
 esac

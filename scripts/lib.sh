@@ -344,6 +344,26 @@ git_record_pristine() {
 	git -C "$1" config user.email "maintainers@users.noreply.a-seed-c49ac591.example"
 }
 
+# udp_port_pair: two free UDP ports on 127.0.0.1, picked by the kernel.
+udp_port_pair() {
+	python3 - <<'PY'
+import socket
+s = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+for x in s:
+    x.bind(("127.0.0.1", 0))
+print(*(x.getsockname()[1] for x in s))
+PY
+}
+
+# link_args LOCAL_PORT REMOTE_PORT MAC: the QEMU arguments of a guest's
+# second NIC (eth1), on a link to another guest: a dgram netdev pair over
+# UDP on 127.0.0.1 (no root, no host bridge).
+link_args() {
+	printf -- '-netdev dgram,id=w0,local.type=inet,local.host=127.0.0.1,local.port=%s,%s %s' \
+		"$1" "remote.type=inet,remote.host=127.0.0.1,remote.port=$2" \
+		"-device virtio-net-pci,netdev=w0,mac=$3,bus=sw0p2"
+}
+
 # source_worktree DIR: DIR is a git worktree of $KSRC (detached, at
 # "pristine" when made). One of a source tree that was made anew (another
 # kernel version) is made anew too.

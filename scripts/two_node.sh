@@ -66,20 +66,7 @@ fi
 slog=$1
 clog=$2
 shift 2
-# Two free UDP ports, picked by the kernel.
-read -r p1 p2 < <(python3 - <<'PY'
-import socket
-s = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
-for x in s:
-    x.bind(("127.0.0.1", 0))
-print(*(x.getsockname()[1] for x in s))
-PY
-)
-link() {	# link LOCAL_PORT REMOTE_PORT MAC: the second NIC's QEMU arguments
-	printf -- '-netdev dgram,id=w0,local.type=inet,local.host=127.0.0.1,local.port=%s,%s %s' \
-		"$1" "remote.type=inet,remote.host=127.0.0.1,remote.port=$2" \
-		"-device virtio-net-pci,netdev=w0,mac=$3,bus=sw0p2"
-}
+read -r p1 p2 < <(udp_port_pair)
 netem=${TWO_NODE_NETEM-loss,1%,delay,1ms,reorder,1%}
 say "two machines on a virtual link (UDP ports $p1 and $p2; netem: ${netem:-none})"
 args=(kunit.enable=0 "umem.two_node_big=${TWO_NODE_BIG:-33554432}")
@@ -93,10 +80,10 @@ qpt=${TWO_NODE_QP_TIMEOUT:-}
 [ -n "$qpt" ] || [ "$UMEM_KERNEL" = test ] || qpt=14
 [ -z "$qpt" ] || args+=("umem.two_node_qp_timeout=$qpt")
 rc=0
-UMEM_QEMU_ARGS=$(link "$p1" "$p2" 52:54:00:00:00:01) UMEM_TIMEOUT=${UMEM_TIMEOUT:-3600} \
+UMEM_QEMU_ARGS=$(link_args "$p1" "$p2" 52:54:00:00:00:01) UMEM_TIMEOUT=${UMEM_TIMEOUT:-3600} \
 	"$ROOT/scripts/qemu.sh" two_node "$slog" umem.node=server "${args[@]}" "$@" &
 spid=$!
-UMEM_QEMU_ARGS=$(link "$p2" "$p1" 52:54:00:00:00:02) UMEM_TIMEOUT=${UMEM_TIMEOUT:-3600} \
+UMEM_QEMU_ARGS=$(link_args "$p2" "$p1" 52:54:00:00:00:02) UMEM_TIMEOUT=${UMEM_TIMEOUT:-3600} \
 	"$ROOT/scripts/qemu.sh" two_node "$clog" umem.node=client "${args[@]}" "$@" || rc=1
 wait $spid || rc=1
 exit $rc

@@ -15,6 +15,12 @@
 #                              with a retransmit timeout of one jiffy
 #                              (rxe_resend): unfixed, a WRITE completes with
 #                              IBV_WC_REM_INV_REQ_ERR (status 9)
+# Two guests on a link (umem.node=server or client) run only fix 4's case:
+#   dead_qp_packets_freed      0004: the client streams 64 KiB WRITEs into
+#                              the server, whose QP goes to the error state
+#                              under the stream (rxe_deadqp); unfixed, the
+#                              server's kernel warns as rxe frees the NIC's
+#                              packets with interrupts off (lockdep)
 # Each segment case passes its verdict on two witnesses: the longest DMA
 # entry the importer got, and DMA-API debugging's error count and message.
 # On the rxe stage, rdma-core's DmaBuf tests then run on rxe through the
@@ -120,6 +126,45 @@ rxe_resend_after_full_ack() {
 		report rxe_resend_after_full_ack error "rxe_resend exited $rc"
 	fi
 }
+
+# dead_qp ROLE: fix 4's case on this side of the link.
+dead_qp() {
+	local gidx warn out n
+	if [ "$1" = server ]; then
+		gidx=$(rxe_setup rxe0 eth1 192.0.2.1/24 ffff:c000:0201)
+	else
+		gidx=$(rxe_setup rxe0 eth1 192.0.2.2/24 ffff:c000:0202)
+	fi
+	[ -n "$gidx" ] || { report dead_qp_packets_freed error "no rxe0 on eth1"; return; }
+	if [ "$1" = client ]; then
+		RDMA_TEST_STALL=10 /umem/bin/rxe_deadqp client rxe0 "$gidx" 192.0.2.1 18600 60 2>&1 |
+			sed 's/^ *//; s/^/# /'
+		return
+	fi
+	dmesg -c >/dev/null
+	if ! out=$(/umem/bin/rxe_deadqp server rxe0 "$gidx" 18600 5 2>&1); then
+		echo "$out" | sed 's/^/# /'
+		report dead_qp_packets_freed error "rxe_deadqp server failed"
+		return
+	fi
+	echo "$out" | sed 's/^/# /'
+	sleep 2
+	warn=$(dmesg | grep -E 'WARNING:|inconsistent lock state|BUG:' | head -n 3 | tr '\n' ' ')
+	n=$(echo "$out" | sed -n 's/^rxe_deadqp: \([0-9]*\) packets received while .*/\1/p')
+	if [ "${n:-0}" -le 0 ]; then
+		report dead_qp_packets_freed error "no packet reached the server after its QP died"
+	elif [ -n "$warn" ]; then
+		report dead_qp_packets_freed bug "the server's QP died under a stream: $warn"
+	else
+		report dead_qp_packets_freed clean "the server's QP died under a stream, $n packets arrived for it, no warning"
+	fi
+}
+
+role=$(cmdline_value umem.node || true)
+if [ -n "$role" ]; then
+	dead_qp "$role"
+	exit 0
+fi
 
 if ! insmod /umem/modules/fixes_repro.ko || [ ! -w $D/import ]; then
 	report module error "fixes_repro did not load or bind ivshmem"

@@ -564,6 +564,30 @@ fixes_log clean >"$tmp/fx-rxe"
 fixes_case pass "rxe kernel, DmaBuf tests passed" rxe "$tmp/fx-rxe"
 fixes_log clean "" 0 fail >"$tmp/fx-rxe1"
 fixes_case fail "rxe kernel, DmaBuf tests failed" rxe "$tmp/fx-rxe1"
+# Fix 4's pair (fixes.sh judge STAGE SLOG CLOG SRC CRC): pristine must warn
+# (its server may hang after the warning); a fixed pair must finish, report
+# clean and hold no warning in either log.
+pair_case() {	# pair_case pass|fail NAME STAGE SLOG CLOG SRC CRC
+	local rc=0
+	"$ROOT/scripts/fixes.sh" judge "$3" "$4" "$5" "$6" "$7" >"$tmp/fixes.out" 2>&1 || rc=1
+	if { [ "$1" = pass ] && [ $rc = 0 ]; } || { [ "$1" = fail ] && [ $rc = 1 ]; }; then
+		echo "    ok   check-fixes verdict: $2"
+	else
+		echo "    FAIL check-fixes verdict: $2 (expected $1): $(cat "$tmp/fixes.out")" >&2
+		bad=1
+	fi
+}
+printf '%s\n' "[   26.1] WARNING: net/core/page_pool.c:843 at page_pool_put_unrefed_netmem+0x75/0x2a0" \
+	>"$tmp/fx-srv-warn"
+printf '%s\n' '@@UMEM-FIXES dead_qp_packets_freed clean 40 packets arrived, no warning@@' \
+	'@@UMEM-DMESG-BEGIN@@' '[    1.0] rdma_rxe: loaded' '@@UMEM-DMESG-END@@' >"$tmp/fx-srv-clean"
+printf '%s\n' '@@UMEM-DMESG-BEGIN@@' '@@UMEM-DMESG-END@@' >"$tmp/fx-cli"
+pair_case pass "pristine pair: the server warned and hung" pristine "$tmp/fx-srv-warn" "$tmp/fx-cli" 1 0
+pair_case fail "pristine pair: no warning" pristine "$tmp/fx-srv-clean" "$tmp/fx-cli" 0 0
+pair_case pass "fixed pair: clean, both finished" fixes "$tmp/fx-srv-clean" "$tmp/fx-cli" 0 0
+pair_case fail "fixed pair: the server did not finish" fixes "$tmp/fx-srv-clean" "$tmp/fx-cli" 1 0
+cat "$tmp/fx-srv-clean" "$tmp/fx-srv-warn" >"$tmp/fx-srv-both"
+pair_case fail "fixed pair: a warning in the server's log" fixes "$tmp/fx-srv-both" "$tmp/fx-cli" 0 0
 wait
 killable=$(cat "$tmp/watch-result.0" 2>/dev/null || echo "not built")
 blocked=$(cat "$tmp/watch-result.1" 2>/dev/null)

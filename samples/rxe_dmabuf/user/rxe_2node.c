@@ -68,6 +68,7 @@
 
 #include "ktap_user.h"
 #include "rdma_user.h"
+#include "tcp_user.h"
 
 #define MAX_BIG (32UL << 20)
 #define PINNED_SIZE (4UL << 20)
@@ -185,21 +186,6 @@ static int wait_wc(struct ibv_wc *wc)
 	}
 }
 
-static int full_io(int fd, void *buf, size_t len, int out)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = out ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
-
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* ---- server ---------------------------------------------------------- */
 
 struct smr {
@@ -283,21 +269,6 @@ static int server_buffers(void)
 		s->registered = 1;
 	}
 	return 0;
-}
-
-static int listen_on(int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, c;
-
-	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(s, (struct sockaddr *)&a, sizeof(a)) || listen(s, 1))
-		return -1;
-	c = accept(s, NULL, NULL);
-	close(s);
-	if (c >= 0)
-		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return c;
 }
 
 static int in_range(const struct cmd *c)
@@ -522,29 +493,6 @@ static int ask(__u32 op, __u32 mr, __u64 off, __u64 len, __u32 seed, struct repl
 	if (full_io(sock, &c, sizeof(c), 1) || full_io(sock, r, sizeof(*r), 0))
 		return -1;
 	return r->status;
-}
-
-static int connect_to(const char *ip, int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	/* The server guest boots beside this one, seconds ahead or behind. */
-	time_t end = time(NULL) + 600;
-	int s, one = 1;
-
-	if (inet_pton(AF_INET, ip, &a.sin_addr) != 1)
-		return -1;
-	while (time(NULL) < end) {
-		s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (s < 0)
-			return -1;
-		if (!connect(s, (struct sockaddr *)&a, sizeof(a))) {
-			setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-			return s;
-		}
-		close(s);
-		sleep(1);
-	}
-	return -1;
 }
 
 static int rdma(enum ibv_wr_opcode op, int mr, __u64 off, size_t len)
