@@ -507,6 +507,24 @@ static inline int write_file(const char *path, const char *val)
 	return ok ? 0 : -1;
 }
 
+/*
+ * Opens the RDMA device @name with a PD and a CQ of @cqe entries on it; 0,
+ * or -1 with what was made left in the pointers (NULL the rest) for
+ * verbs_close().
+ */
+static inline int verbs_open(const char *name, int cqe, struct ibv_context **ctx,
+			     struct ibv_pd **pd, struct ibv_cq **cq)
+{
+	*pd = NULL;
+	*cq = NULL;
+	*ctx = open_device_named(name);
+	if (*ctx)
+		*pd = ibv_alloc_pd(*ctx);
+	if (*pd)
+		*cq = ibv_create_cq(*ctx, cqe, NULL, NULL, 0);
+	return *cq ? 0 : -1;
+}
+
 /* Destroys what is set of a loopback pair's verbs objects, in order. */
 static inline void verbs_close(struct ibv_qp *qa, struct ibv_qp *qb, struct ibv_cq *cq,
 			       struct ibv_pd *pd, struct ibv_context *ctx)

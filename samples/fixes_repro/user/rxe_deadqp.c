@@ -59,15 +59,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	gidx = atoi(argv[3]);
-	ctx = open_device_named(argv[2]);
-	if (ctx)
-		pd = ibv_alloc_pd(ctx);
-	if (pd)
-		cq = ibv_create_cq(ctx, 2 * DEPTH, NULL, NULL, 0);
-	qa.send_cq = cq;
-	qa.recv_cq = cq;
-	if (cq)
+	if (!verbs_open(argv[2], 2 * DEPTH, &ctx, &pd, &cq)) {
+		qa.send_cq = cq;
+		qa.recv_cq = cq;
 		qp = ibv_create_qp(pd, &qa);
+	}
 	buf = aligned_alloc(4096, SIZE);
 	if (qp && buf) {
 		memset(buf, 0xa5, SIZE);

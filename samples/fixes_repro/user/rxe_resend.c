@@ -71,14 +71,9 @@ static int stream_writes(const char *dev, int gidx, double secs)
 	union ibv_gid gid;
 	double ns;
 
-	ctx = open_device_named(dev);
-	if (ctx)
-		pd = ibv_alloc_pd(ctx);
-	if (pd)
-		cq = ibv_create_cq(ctx, 2 * DEPTH, NULL, NULL, 0);
-	qa.send_cq = cq;
-	qa.recv_cq = cq;
-	if (cq) {
+	if (!verbs_open(dev, 2 * DEPTH, &ctx, &pd, &cq)) {
+		qa.send_cq = cq;
+		qa.recv_cq = cq;
 		qp_a = ibv_create_qp(pd, &qa);
 		qp_b = ibv_create_qp(pd, &qa);
 	}
