@@ -7,7 +7,7 @@
 # (results.json, results.md, *.png). See Documentation/performance.rst.
 #   BENCH_ROUNDS (7), BENCH_ITERS (64), BENCH_MAX_ENTRIES (262144) override
 #   the module parameters of the in-kernel run; BENCH_UVERBS_ROUNDS (7) and
-#   BENCH_UVERBS_ITERS (64) the uverbs run; BENCH_DP (ROUNDS,MS: 7,250) the
+#   BENCH_UVERBS_ITERS (64) the uverbs run; BENCH_DP (ROUNDS,MS: 7,150) the
 #   data-path run, each round with its null arm (7 rounds at least for its
 #   validity to be judged), and BENCH_MIG (2,2000) the migration run (blocks of MS
 #   milliseconds); BENCH_SEED (1) draws the rounds' block orders; BENCH_STORM (3,5,4) the concurrent registration storm
@@ -46,7 +46,7 @@ UMEM_MEM=${BENCH_MEM:-4G} UMEM_TIMEOUT=${UMEM_TIMEOUT:-5400} "$ROOT/scripts/qemu
 	kunit.filter_glob='umem_dmabuf_rs_bench*' \
 	"umem.modargs=bench_rounds=$rounds,bench_iters=$iters,bench_max_entries=$max,bench_gate_rounds=${BENCH_GATE_ROUNDS:-15}" \
 	"umem.bench_uverbs=${BENCH_UVERBS_ROUNDS:-7},${BENCH_UVERBS_ITERS:-64}" \
-	"umem.bench_dp=${BENCH_DP:-7,250}" "umem.bench_mig=${BENCH_MIG:-2,2000}" \
+	"umem.bench_dp=${BENCH_DP:-7,150}" "umem.bench_mig=${BENCH_MIG:-2,2000}" \
 	"umem.bench_seed=${BENCH_SEED:-1}" \
 	"umem.bench_storm=${BENCH_STORM:-3,5,4}" "umem.bench_revoke=${BENCH_REVOKE:-5,1000}" \
 	"umem.bench_scale=${BENCH_SCALE:-2,8,1024}" "umem.bench_flat=${BENCH_FLAT:-32,1024}" \
@@ -78,7 +78,7 @@ python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$ROOT" diff --quiet HEAD -- rust samples scripts patches kernel 2>/dev/null || commit="$commit+"
 method="rounds=$rounds iters=$iters max_entries=$max uverbs=${BENCH_UVERBS_ROUNDS:-7},${BENCH_UVERBS_ITERS:-64}"
-method="$method dp=${BENCH_DP:-7,250} mig=${BENCH_MIG:-2,2000} seed=${BENCH_SEED:-1}"
+method="$method dp=${BENCH_DP:-7,150} mig=${BENCH_MIG:-2,2000} seed=${BENCH_SEED:-1}"
 method="$method storm=${BENCH_STORM:-3,5,4} revoke=${BENCH_REVOKE:-5,1000}"
 method="$method scale=${BENCH_SCALE:-2,8,1024} flat=${BENCH_FLAT:-32,1024} istorm=${BENCH_ISTORM:-7,8,256}"
 rm -f "$out/results.json" "$out/results-invalid.json"
