@@ -229,6 +229,8 @@ record "install.rst's commands: the series applies, the production modules build
 	env CLIPPY=1 "$ROOT/scripts/doctest.sh"
 record "make module KDIR=: a tree built by another rustc or clang, or without Rust, is refused" \
 	"$ROOT/scripts/selftest/kdir.sh"
+record "re-applying the series keeps the times of files it leaves unchanged (no rebuild for a reworded series)" \
+	"$ROOT/scripts/selftest/reapply.sh"
 record "no development history in the tree" "$ROOT/scripts/lint.sh" history
 record "the manual's patch references match patches/linux-$UMEM_KVER" "$ROOT/scripts/lint.sh" patchrefs
 # make mutants is a lane of its own (an hour); what make check keeps of it

@@ -376,9 +376,21 @@ source_worktree() {
 }
 
 # git_apply_series DIR PATCHDIR: resets DIR to "pristine" and applies
-# PATCHDIR/*.patch in order.
+# PATCHDIR/*.patch in order. A file that ends with the content it had
+# before gets its old modification time back: a series rewritten without
+# changing what it makes (patches folded, split or reworded) rebuilds
+# nothing, and a changed one rebuilds what it changed.
 git_apply_series() {
-	local p
+	local p stamps hash mtime path
+	stamps=$(mktemp)
+	if git_tree "$1" rev-parse -q --verify pristine >/dev/null 2>&1; then
+		git_tree "$1" diff --name-only pristine 2>/dev/null |
+			while read -r path; do
+				[ -f "$1/$path" ] || continue
+				printf '%s %s %s\n' "$(git hash-object "$1/$path")" \
+					"$(stat -c %.9Y "$1/$path")" "$path"
+			done >"$stamps"
+	fi
 	git_tree "$1" am --abort >/dev/null 2>&1 || true
 	git_tree "$1" checkout -q --detach pristine
 	git_tree "$1" reset -q --hard pristine
@@ -393,6 +405,12 @@ git_apply_series() {
 		fi
 		echo "    applied $(basename "$p")" >&2
 	done
+	while read -r hash mtime path; do
+		if [ -f "$1/$path" ] && [ "$(git hash-object "$1/$path")" = "$hash" ]; then
+			touch -m -d "@$mtime" "$1/$path"
+		fi
+	done <"$stamps"
+	rm -f "$stamps"
 }
 
 # Runs "$@" with its output in LOG, printing a status line every 20 s
