@@ -19,7 +19,7 @@ bool umem_shim_is_registered(void);
 struct ib_umem_dmabuf *umem_shim_alloc_umem(void);
 
 /*
- * The Rust importer (rust/umem_rs.rs): its ops table, as registered with
+ * The Rust importer (umem_rs.rs): its ops table, as registered with
  * ib_core at load unless register=0.
  */
 extern const struct ib_umem_dmabuf_ops umem_rs_ops;

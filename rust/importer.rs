@@ -3,8 +3,8 @@
 //! The ib_umem dma-buf importer: the behaviour of
 //! `drivers/infiniband/core/umem_dmabuf.c` of Linux 7.3, in safe Rust.
 //!
-//! Everything here runs on the safe abstractions of [`crate::abs`] (make check
-//! verifies that this file never uses the keyword). The reservation lock rules
+//! Everything here runs on the safe abstractions of [`crate::abs`]
+//! (`#![forbid(unsafe_code)]` below). The reservation lock rules
 //! are in the signatures: what the C code documents as "called with the lock
 //! held" takes a [`UmemLocked`] (or a [`LockedAttachment`]), which can only be
 //! made from the umem's own lock.
@@ -139,7 +139,7 @@ impl UmemImpl for RustImporter {
     // `get` and `map_pages` are always inlined into their trampolines, the
     // functions ib_core calls: at opt-level "s" rustc kept them as functions
     // of their own, one more call and return per registration, which the
-    // one-entry gate measured at about 3 % (Documentation/performance.rst).
+    // one-entry registration benchmark measured at about 3 %.
     #[inline(always)]
     fn get<'d>(
         device: &'d IbDevice,

@@ -44,7 +44,7 @@ static CALLS: [AtomicU64; Entry::ALL.len()] = [const { AtomicU64::new(0) }; Entr
 /// Counts one call of `entry` if counting is on (the module parameter
 /// `count_calls`, off by default: [`abs::shim::counting`], a static key,
 /// because an atomic increment per entry point is a few percent of a
-/// one-entry registration, Documentation/performance.rst)
+/// one-entry registration)
 /// ([`abs::umem::UmemImpl::entered`]).
 #[inline]
 pub(crate) fn count(entry: Entry) {

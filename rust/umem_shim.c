@@ -2,12 +2,12 @@
 /*
  * C shim of umem_dmabuf_rs.ko: its module parameters and its debugfs file,
  * kept in C. The module, its ops table and its registration with ib_core are
- * Rust's (rust/umem_rs.rs); its init calls umem_shim_init() after
+ * Rust's (umem_rs.rs); its init calls umem_shim_init() after
  * registering.
  *
- * - module parameters; a build with its KUnit suites (UMEM_KUNIT, see
- *   Kbuild) has two more, "kunit": a load runs the suites only when asked
- *   to, and "provoke_warning", for the test runner's own check;
+ * - module parameters; a build with its KUnit suites (UMEM_KUNIT, set by
+ *   the Makefile) has two more, "kunit": a load runs the suites only when
+ *   asked to, and "provoke_warning", for the test runner's own check;
  * - the debugfs file <debugfs>/umem_dmabuf_rs/calls: how many times ib_core
  *   reached each Rust entry point while the parameter count_calls was set
  *   (counted by the module, umem_rs_calls()).
@@ -48,9 +48,10 @@ MODULE_PARM_DESC(register,
 /*
  * Whether the Rust entry points count their calls (the parameter
  * "count_calls"): a static key, so that while counting is off, the default,
- * an entry point executes a no-op where the C importer has nothing
- * (Documentation/performance.rst). The entry points test it in Rust
- * (abs::shim::counting()); the counts are Rust's (umem_rs_calls()).
+ * an entry point executes a no-op where the C importer has nothing, not an
+ * atomic increment (a few percent of a one-entry registration). The entry
+ * points test it in Rust (abs::shim::counting()); the counts are Rust's
+ * (umem_rs_calls()).
  * Module parameters are parsed after the module's jump labels are set up,
  * so count_calls=1 at load works too.
  */

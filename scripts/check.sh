@@ -6,6 +6,11 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 results=$ROOT/build/results
+# Every boot loads the importer as the kernel build made it
+# (CONFIG_INFINIBAND_UMEM_DMABUF_RUST=m, the series' last patch), not the
+# out-of-tree build's copy (scripts/initramfs.sh); the out-of-tree build is
+# compiled below (the host check "module build").
+export UMEM_IMPORTER=kernel
 mkdir -p "$results" "$LOGDIR"
 host=$results/host.txt
 : >"$host"
@@ -79,7 +84,9 @@ phase_mark end "set-up, kernel source and patches"
 # exit status in NAME.rc; cached, they are no-ops. On a fresh machine they
 # take the CPU time that the test kernel's build leaves idle (its Rust
 # crates and its link are serial) and then what the host checks and the
-# boots leave: rdma-core at nice 10, for the rdma-core boot; at nice 19 the
+# boots leave: rdma-core at nice 10, for the rdma-core boot, then the
+# importer's objects in a GCC-configured tree with 7.3's minimum rustc
+# (UMEM_KERNEL=gcc, lib.sh), checked at the end; at nice 19 the
 # fast kernel and the modules for it, for the regression gates at the end,
 # then the compile-only build of the hardware RDMA drivers
 # (kernel/drivers.config), which the gate boots can run beside (each is one
@@ -91,12 +98,14 @@ phase_mark end "set-up, kernel source and patches"
 # an equal with the rest whatever its processes' nice values (measured: the
 # nice 19 build took half the CPU from the test kernel's), so the group
 # itself is given the nice value (/proc/self/autogroup).
-rm -f "$LOGDIR"/{rdma-core,kernel-drivers,kernel-fast,gate-modules}.rc
+rm -f "$LOGDIR"/{rdma-core,kernel-drivers,kernel-fast,kernel-gcc,gate-modules}.rc
 gate_tree=$UMEM_CACHE/gate-tree-$(printf '%s' "$ROOT" | md5sum | cut -c1-12)
 copy_sources "$gate_tree"
 nice -n 10 setsid bash -c 'echo 10 >/proc/self/autogroup 2>/dev/null
 	"$0/scripts/rdma-core.sh" >"$1/rdma-core.txt" 2>&1
-	echo $? >"$1/rdma-core.rc.tmp" && mv "$1/rdma-core.rc.tmp" "$1/rdma-core.rc"' "$ROOT" "$LOGDIR" &
+	echo $? >"$1/rdma-core.rc.tmp" && mv "$1/rdma-core.rc.tmp" "$1/rdma-core.rc"
+	UMEM_KERNEL=gcc "$0/scripts/kernel.sh" >"$1/kernel-gcc.txt" 2>&1
+	echo $? >"$1/kernel-gcc.rc.tmp" && mv "$1/kernel-gcc.rc.tmp" "$1/kernel-gcc.rc"' "$ROOT" "$LOGDIR" &
 rcpid=$!
 nice -n 19 setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null
 for k in fast drivers; do
@@ -145,6 +154,11 @@ record "no unsafe in the importer, exporter and test logic" "$ROOT/scripts/lint.
 # From clean, so that warnings of files built earlier are seen again.
 "$ROOT/scripts/module.sh" clean
 record "module build (CLIPPY=1, no warnings)" "$ROOT/scripts/module.sh" CLIPPY=1
+# The series' in-tree copy of the importer (its last patch) is made from
+# rust/, kunit/ and include/ by scripts/intree.sh; the boots load what the
+# kernel build made of it.
+record "the series' in-tree importer is what scripts/intree.sh makes of rust/, kunit/ and include/" \
+	"$ROOT/scripts/intree.sh" check
 record "rdma-core v59.0 + patches/rdma-core built" built rdma-core $rcpid
 if grep -q '^not ok module build' "$host"; then
 	stop_background
@@ -229,6 +243,8 @@ record "install.rst's commands: the series applies, the production modules build
 	env CLIPPY=1 "$ROOT/scripts/doctest.sh"
 record "make module KDIR=: a tree built by another rustc or clang, or without Rust, is refused" \
 	"$ROOT/scripts/selftest/kdir.sh"
+record "the ib_core hook is exported to umem_dmabuf_rs only: modpost refuses it to another module" \
+	"$ROOT/scripts/selftest/hook-export.sh"
 record "re-applying the series keeps the times of files it leaves unchanged (no rebuild for a reworded series)" \
 	"$ROOT/scripts/selftest/reapply.sh"
 record "no development history in the tree" "$ROOT/scripts/lint.sh" history
@@ -246,7 +262,7 @@ phase_mark end "host checks"
 # code and the exporter (kprobe events, guest/lib.sh cover_start).
 cover_probes=$ROOT/build/cover-probes.txt cover_map=$ROOT/build/cover-map.json
 rm -f "$cover_probes" "$cover_map"
-python3 "$ROOT/scripts/coverage.py" probes --kout "$KOUT" --root "$ROOT" \
+python3 "$ROOT/scripts/coverage.py" probes --kout "$KOUT" --root "$KOUT/$INTREE_DIR" \
 	--probes "$cover_probes" --map "$cover_map" || true
 UMEM_COVER_PROBES=$cover_probes UMEM_TIMEOUT=${UMEM_TIMEOUT:-3600} \
 	"$ROOT/scripts/qemu.sh" check "$log" ${UMEM_CMDLINE:-} || true
@@ -374,4 +390,11 @@ hw_drivers_test_fails() {
 record "hardware RDMA drivers with dma-buf MRs compile against the series (${HW_RDMA_DRIVERS[*]##*/})" \
 	hw_drivers_built
 record "the drivers' test fails on a kernel without an export that irdma calls" hw_drivers_test_fails
+# Where distributions build: the series' Rust, the importer's objects
+# among it, in a tree configured with GCC and rustc 1.85.0 (7.3's
+# minimum), as Debian builds its 7.3 kernel (GCC, CONFIG_RUST=y, rustc
+# 1.85.1); make prepare builds the kernel crate, then the module's
+# directory. Started after rdma-core in the background.
+record "the importer builds in a GCC-configured tree with rustc $GCC_RUSTC (7.3's minimum), as Debian builds its kernel" \
+	built kernel-gcc $rcpid
 finish "$log" "$blog" "$rlog" "$slog" "$clog" "$tlog"

@@ -412,6 +412,9 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("probes")
     p.add_argument("--kout", required=True)
+    # The directory of umem_dmabuf_rs.ko and its kunit/*.o: the work tree
+    # (the out-of-tree build) or the kernel build's drivers/infiniband/
+    # core/umem_dmabuf_rs (the in-tree one).
     p.add_argument("--root", required=True)
     p.add_argument("--probes", required=True)
     p.add_argument("--map", required=True)

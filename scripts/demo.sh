@@ -6,6 +6,9 @@
 set -euo pipefail
 # The kernel without the test kernel's debugging (lib.sh).
 export UMEM_KERNEL=fast
+# The importer as the kernel build made it (CONFIG_INFINIBAND_UMEM_DMABUF_RUST=m;
+# scripts/initramfs.sh); the exporter sample is built out of tree.
+export UMEM_IMPORTER=kernel
 . "$(dirname "$0")/lib.sh"
 
 # Each phase's start and end and the outcome, for the run-time line of the

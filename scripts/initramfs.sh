@@ -120,10 +120,21 @@ fi
 
 # Project artefacts: modules and guest programs built by scripts/module.sh.
 # UMEM_EXTRA_KO: more modules, by path (make check-fixes: the reproducer
-# module built against the kernel it boots).
+# module built against the kernel it boots). UMEM_IMPORTER=kernel (make
+# check, make demo): the importer as the kernel build made it
+# (CONFIG_INFINIBAND_UMEM_DMABUF_RUST=m, patches/linux-7.3/intree/) instead
+# of the out-of-tree build's; the exporter sample is out of tree either way.
+intree_ko=$KOUT/$INTREE_KO
+case "${UMEM_IMPORTER:-tree}" in
+tree) intree_ko= ;;
+kernel) [ -e "$intree_ko" ] || die "no $intree_ko: is CONFIG_INFINIBAND_UMEM_DMABUF_RUST=m in the kernel's configuration?" ;;
+*) die "UMEM_IMPORTER must be 'tree' or 'kernel', not '$UMEM_IMPORTER'" ;;
+esac
 for ko in "$ROOT"/*.ko "$ROOT"/samples/*/*.ko ${UMEM_EXTRA_KO:-}; do
+	[ -z "$intree_ko" ] || [ "$(basename "$ko")" != umem_dmabuf_rs.ko ] || continue
 	[ -e "$ko" ] && cp "$ko" "$root/umem/modules/"
 done
+[ -z "$intree_ko" ] || cp "$intree_ko" "$root/umem/modules/"
 for b in "$ROOT"/build/guest-bin/*; do
 	[ -e "$b" ] && add_file "$b" && mv "$root$b" "$root/umem/bin/"
 done

@@ -26,6 +26,10 @@ case "$UMEM_KVER" in
 	;;
 esac
 KPATCHES=$ROOT/patches/linux-$UMEM_KVER
+# The importer module as the kernel build makes it (scripts/intree.sh), in
+# the build directory of a kernel with CONFIG_INFINIBAND_UMEM_DMABUF_RUST=m.
+INTREE_DIR=drivers/infiniband/core/umem_dmabuf_rs
+INTREE_KO=$INTREE_DIR/umem_dmabuf_rs.ko
 # The pinned toolchain: rustc from rust-toolchain.toml (exported, since the
 # kernel builds run outside this tree, where rustup would not find that
 # file), bindgen-cli, and the Debian version of the LLVM packages. All are
@@ -34,6 +38,9 @@ KPATCHES=$ROOT/patches/linux-$UMEM_KVER
 RUST_TOOLCHAIN=$(sed -n 's/^channel *= *"\(.*\)"$/\1/p' "$ROOT/rust-toolchain.toml")
 export RUSTUP_TOOLCHAIN=$RUST_TOOLCHAIN
 BINDGEN_VERSION=0.73.2
+# The rustc of the GCC-built tree (UMEM_KERNEL=gcc): 7.3's minimum
+# (scripts/min-tool-version.sh), installed by setup.sh beside the pinned one.
+GCC_RUSTC=1.85.0
 LLVM_DEB_VERSION=1:19.1.7-3~deb12u1
 LLVM_DEBS=(clang-19 lld-19 llvm-19 libclang-19-dev)
 LOGDIR=${UMEM_LOGDIR:-$ROOT/build/logs}
@@ -141,6 +148,11 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 #            starts from a copy of the test kernel's tree (KSEED), so it
 #            recompiles only what that option touches (about 2 minutes)
 #   series   scripts/kpatch.sh build-each: the test kernel and the drivers
+#   gcc      no kernel: the importer's objects (the series' in-tree module)
+#            in a tree configured with GCC and rustc $GCC_RUSTC, 7.3's
+#            minimum, as distributions build their kernels (Debian's 7.3:
+#            GCC, CONFIG_RUST=y, rustc 1.85.1): "make prepare" (the kernel
+#            crate) and the module's directory (make check)
 #   kcsan    make check-kcsan: kernel/umem.config + kernel/kcsan.config
 #   fuzz     make fuzz: the test kernel with KCOV on the code under test
 #            (kernel/fuzz.config; KMAKEVARS: make's variables that choose
@@ -171,6 +183,16 @@ kernel_vars() {
 		KPRODUCT=drivers/infiniband/hw/${HW_RDMA_DRIVERS[-1]}.o
 		return
 		;;
+	gcc)
+		KOUT=$UMEM_CACHE/build-gcc$KSUFFIX
+		KFRAGMENTS=("$k/umem.config" "$k/linux-$UMEM_KVER.config")
+		KCHECKED=("$k/umem.config" "$k/linux-$UMEM_KVER.config")
+		KTARGETS=(prepare "$INTREE_DIR/")
+		KPRODUCT=$INTREE_DIR/umem_rs.o
+		KLLVM=
+		export RUSTUP_TOOLCHAIN=$GCC_RUSTC
+		return
+		;;
 	real-tables)
 		KOUT=$UMEM_CACHE/build-real-tables$KSUFFIX
 		KSEED=$UMEM_CACHE/build$KSUFFIX
@@ -199,7 +221,7 @@ kernel_vars() {
 		done
 		;;
 	*)
-		die "UMEM_KERNEL must be 'test', 'fast', 'drivers', 'real-tables', 'series', 'kcsan' or 'fuzz', not '$1'"
+		die "UMEM_KERNEL must be 'test', 'fast', 'drivers', 'gcc', 'real-tables', 'series', 'kcsan' or 'fuzz', not '$1'"
 		;;
 	esac
 	KCHECKED=("${KFRAGMENTS[@]}")
@@ -283,6 +305,7 @@ kernel_key() {
 		echo "recipe 2 $UMEM_KERNEL"
 		echo "kver $UMEM_KVER"
 		toolchain_versions
+		[ -n "$KLLVM" ] || gcc --version | head -n 1
 		[ ${#KTARGETS[@]} = 0 ] || echo "targets ${KTARGETS[*]}"
 		[ ${#KMAKEVARS[@]} = 0 ] || echo "make ${KMAKEVARS[*]}"
 		kernel_pkg_version

@@ -47,10 +47,16 @@ fi
 
 command -v rustup >/dev/null || die "rustup not found: install a Rust toolchain with rustup"
 # The pinned toolchain (rust-toolchain.toml; RUSTUP_TOOLCHAIN, lib.sh).
-if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
+if ! rustup component list --toolchain "$RUST_TOOLCHAIN" --installed 2>/dev/null | grep -q '^rust-src'; then
 	say "installing Rust $RUST_TOOLCHAIN with rust-src, rustfmt and clippy"
 	rustup toolchain install --profile minimal -c rust-src,rustfmt,clippy "$RUST_TOOLCHAIN" \
 		>/dev/null || die "rustup toolchain install $RUST_TOOLCHAIN failed"
+fi
+# 7.3's minimum rustc, for the GCC-configured tree (UMEM_KERNEL=gcc, lib.sh).
+if [ "$(rustup component list --toolchain "$GCC_RUSTC" --installed 2>/dev/null | grep -c "^rust-src\\|^rustfmt")" != 2 ]; then
+	say "installing Rust $GCC_RUSTC with rust-src and rustfmt (7.3's minimum, for the GCC-built tree)"
+	rustup toolchain install --profile minimal -c rust-src,rustfmt "$GCC_RUSTC" >/dev/null ||
+		die "rustup toolchain install $GCC_RUSTC failed"
 fi
 if ! bindgen --version 2>/dev/null | grep -q " $BINDGEN_VERSION\$"; then
 	say "installing bindgen-cli $BINDGEN_VERSION (about 2 minutes)"

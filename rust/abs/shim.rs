@@ -2,7 +2,7 @@
 
 //! The module's own C shim.
 //!
-//! C header: [`include/umem_dmabuf_rs.h`](../../include/umem_dmabuf_rs.h)
+//! C header: `umem_dmabuf_rs.h`, beside the C shim.
 
 use kernel::bindings;
 

@@ -253,7 +253,7 @@ impl<'d> OwnedUmem<'d> {
         // kzalloc() in the C shim, as C allocates it: the kernel crate's
         // `KBox` goes through krealloc() and two out-of-line wrappers each
         // way, which made up a good part of the Rust importer's fixed cost
-        // per umem (Documentation/performance.rst), and a size passed at run
+        // per umem, and a size passed at run
         // time has the allocator look its cache up on every call.
         let raw = super::shim::alloc_umem();
         let raw = NonNull::new(raw).ok_or(ENOMEM)?;

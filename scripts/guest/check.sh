@@ -187,6 +187,11 @@ GIDX=$(rxe_setup)
 step rxe_device_with_ipv4_gid test -n "$GIDX"
 
 step insmod_umem_dmabuf_rs ktap_insmod importer umem_dmabuf_rs.ko kunit=1 $UMEM_MODARGS
+# make check loads the importer as the kernel build made it (the series'
+# last patch, CONFIG_INFINIBAND_UMEM_DMABUF_RUST=m): an out-of-tree
+# module would taint the kernel with O (scripts/initramfs.sh, UMEM_IMPORTER).
+step umem_dmabuf_rs_from_the_kernel_build sh -c \
+	'[ -e /sys/module/umem_dmabuf_rs/taint ] && ! grep -q O /sys/module/umem_dmabuf_rs/taint'
 # The exporter's suites, with the Rust importer registered...
 step insmod_exporter_rust_importer ktap_insmod exporter+rust-importer dmabuf_exporter_rs.ko \
 	expect_importer=module require_devmem=1

@@ -54,7 +54,7 @@ impl UmemDmabuf {
     /// own, the closure and what it borrows would be built in memory on
     /// every map, the event on or off (five instructions of a one-entry
     /// registration; with the whole timed path inline, the registration ran
-    /// 1.6 % more instructions with the event off, Documentation/observability.rst).
+    /// 1.6 % more instructions with the event off).
     #[inline(always)]
     pub(crate) fn traced_fence_wait(&self, wait: impl FnOnce() -> Result) -> Result {
         if tracepoint_on!(kernel::bindings::__tracepoint_ib_umem_dmabuf_fence_wait) {
