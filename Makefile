@@ -44,9 +44,10 @@ series:
 	@$(SCRIPTS)/series.sh write
 
 # On a real machine booted into a kernel with the series, as root: one
-# dma-buf MR of the system heap on the first RDMA device, served by
-# umem_dmabuf_rs, a loopback WRITE and READ checked (scripts/smoke.sh;
-# SMOKE_ARGS: -d DEV, -g GIDX, --module KO). Needs gcc and libibverbs-dev.
+# dma-buf MR of the system heap on the first RDMA device with an ACTIVE
+# port, served by umem_dmabuf_rs, a loopback WRITE and READ checked
+# (scripts/smoke.sh; SMOKE_ARGS: -d DEV, -p PORT, -g GIDX, --module KO).
+# Needs gcc and libibverbs-dev.
 smoke:
 	@mkdir -p build/smoke
 	@echo '#include <infiniband/verbs.h>' | gcc -E - >/dev/null 2>&1 || \

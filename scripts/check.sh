@@ -245,6 +245,8 @@ record "make module KDIR=: a tree built by another rustc or clang, or without Ru
 	"$ROOT/scripts/selftest/kdir.sh"
 record "the ib_core hook is exported to umem_dmabuf_rs only: modpost refuses it to another module" \
 	"$ROOT/scripts/selftest/hook-export.sh"
+record "make module against a kernel without PCI_P2PDMA builds the importer alone" \
+	"$ROOT/scripts/selftest/no-p2pdma.sh"
 record "re-applying the series keeps the times of files it leaves unchanged (no rebuild for a reworded series)" \
 	"$ROOT/scripts/selftest/reapply.sh"
 record "no development history in the tree" "$ROOT/scripts/lint.sh" history

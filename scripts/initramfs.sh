@@ -134,7 +134,15 @@ for ko in "$ROOT"/*.ko "$ROOT"/samples/*/*.ko ${UMEM_EXTRA_KO:-}; do
 	[ -z "$intree_ko" ] || [ "$(basename "$ko")" != umem_dmabuf_rs.ko ] || continue
 	[ -e "$ko" ] && cp "$ko" "$root/umem/modules/"
 done
-[ -z "$intree_ko" ] || cp "$intree_ko" "$root/umem/modules/"
+if [ -n "$intree_ko" ]; then
+	cp "$intree_ko" "$root/umem/modules/"
+	# Installed as modules_install would, so that modprobe and modinfo find
+	# it by name (make smoke's own choice of module, guest/rdma_core.sh).
+	krel=$(cat "$KOUT/include/config/kernel.release")
+	install -D -m 0644 "$intree_ko" "$root/lib/modules/$krel/kernel/$INTREE_KO"
+	depmod -b "$root" "$krel" 2>/dev/null
+	[ -s "$root/lib/modules/$krel/modules.dep" ] || die "depmod wrote no modules.dep for $krel"
+fi
 for b in "$ROOT"/build/guest-bin/*; do
 	[ -e "$b" ] && add_file "$b" && mv "$root$b" "$root/umem/bin/"
 done

@@ -28,6 +28,8 @@ kdir_toolchain() {
 	[ -f "$conf" ] || die "$KDIR has no include/config/auto.conf: not a configured, built kernel tree"
 	grep -q '^CONFIG_RUST=y' "$conf" ||
 		die "the kernel in $KDIR was built without CONFIG_RUST: see Documentation/install.rst, 2"
+	grep -q '^CONFIG_PCI_P2PDMA=y' "$conf" ||
+		echo "the kernel in $KDIR has no CONFIG_PCI_P2PDMA: the importer is built alone, without the exporter sample"
 	want=$(sed -n 's/^CONFIG_RUSTC_VERSION_TEXT="\{0,1\}rustc \([0-9.]*\).*/\1/p' "$conf")
 	[ -n "$want" ] || die "$conf does not say which rustc built the kernel"
 	if [ "$want" != "$RUSTUP_TOOLCHAIN" ]; then

@@ -1,12 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# smoke.sh [-d DEV] [-g GIDX] [--module KO] [--program PATH]: make smoke.
-# Run as root on a machine booted into a kernel with the series: one dma-buf
-# MR from the system dma-heap on an RDMA device, served by the Rust importer,
-# with a loopback RDMA WRITE and READ whose bytes are checked
-# (samples/rdma_dmabuf_smoke). It
+# smoke.sh [-d DEV] [-p PORT] [-g GIDX] [--module KO] [--program PATH]:
+# make smoke (SMOKE_ARGS). Run as root on a machine booted into a kernel
+# with the series: one dma-buf MR from the system dma-heap on an RDMA
+# device, served by the Rust importer, with a loopback RDMA WRITE and READ
+# whose bytes are checked (samples/rdma_dmabuf_smoke). Without -d, the
+# first RDMA device with an ACTIVE port; without -p, that device's first
+# ACTIVE port; without -g, the port's first IPv4 GID (RoCE). It
 #  - refuses (exit 2, saying why) a kernel without the series, a machine
-#    without an RDMA device or without the system heap;
+#    without an RDMA device with an ACTIVE port, without uverbs or without
+#    the system heap;
 #  - loads umem_dmabuf_rs (--module KO, else the installed module, else the
 #    one make module built here) unless it is loaded already;
 #  - records the ib_umem_dmabuf (and, on rxe, rxe_dmabuf) trace events in a
@@ -14,22 +17,24 @@
 #    MR (the get event's importer=), and the MR's netlink attributes
 #    (rdma resource show mr -dd) while it is registered;
 #  - leaves nothing behind: the trace instance removed, the module unloaded
-#    if it loaded it, tracefs unmounted if it mounted it, and the number of
-#    dma-bufs the same as before (debugfs bufinfo, when mounted).
+#    if it loaded it, tracefs unmounted if it mounted it, and its own
+#    dma-buf gone (debugfs bufinfo, when mounted: by the buffer's inode,
+#    whatever other buffers the system makes or frees meanwhile).
 # Exit status 0 only when the bytes arrived intact, the module served the MR
 # and nothing was left. POSIX sh: make check runs it in QEMU's busybox, on
 # rxe, as the stand-in for a real machine. SMOKE_KALLSYMS replaces
 # /proc/kallsyms (the guest's check of the refusal).
 set -u
-dev= gidx= ko= prog=
+dev= port= gidx= ko= prog=
 here=$(cd "$(dirname "$0")/.." 2>/dev/null && pwd)
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-d) dev=$2; shift 2 ;;
+	-p) port=$2; shift 2 ;;
 	-g) gidx=$2; shift 2 ;;
 	--module) ko=$2; shift 2 ;;
 	--program) prog=$2; shift 2 ;;
-	*) echo "usage: smoke.sh [-d DEV] [-g GIDX] [--module KO] [--program PATH]" >&2; exit 2 ;;
+	*) echo "usage: smoke.sh [-d DEV] [-p PORT] [-g GIDX] [--module KO] [--program PATH]" >&2; exit 2 ;;
 	esac
 done
 say() { echo "smoke: $*"; }
@@ -53,21 +58,53 @@ if ! grep -qw ib_umem_dmabuf_register_ops "${SMOKE_KALLSYMS:-/proc/kallsyms}" ||
 	unmount
 	refuse "the running kernel ($(uname -r)) does not carry the series: no ib_umem_dmabuf_register_ops, no ib_umem_dmabuf trace events; boot a kernel built with patches/linux-7.3 (Documentation/install.rst)"
 fi
-if [ -z "$dev" ]; then
-	dev=$(ls /sys/class/infiniband 2>/dev/null | head -n 1)
-	[ -n "$dev" ] || { unmount; refuse "no RDMA device (for a software one: rdma link add rxe0 type rxe netdev IFACE)"; }
-elif [ ! -e "/sys/class/infiniband/$dev" ]; then
-	unmount
-	refuse "no RDMA device $dev (there are: $(ls /sys/class/infiniband 2>/dev/null | tr '\n' ' '))"
-fi
-[ -c /dev/dma_heap/system ] || { unmount; refuse "no /dev/dma_heap/system (CONFIG_DMABUF_HEAPS_SYSTEM)"; }
-say "kernel $(uname -r) carries the series; device $dev; system heap present"
-
-bufs() {	# the number of dma-bufs, or nothing without debugfs
-	f=/sys/kernel/debug/dma_buf/bufinfo
-	[ -r $f ] && sed -n 's/^Total \([0-9]*\) objects.*/\1/p' $f
+IB=/sys/class/infiniband
+active() {	# active DEV PORT: the port's state is ACTIVE
+	grep -q ACTIVE "$IB/$1/ports/$2/state" 2>/dev/null
 }
-before=$(bufs)
+states() {	# every port's state, for a refusal
+	for p in "$IB"/*/ports/*; do
+		[ -e "$p/state" ] || continue
+		d=${p%/ports/*}
+		echo "${d##*/} port ${p##*/}: $(cut -d' ' -f2 "$p/state")"
+	done | tr '\n' ';'
+}
+first_active() {	# first_active DEV: the device's first ACTIVE port
+	for p in $(ls "$IB/$1/ports" 2>/dev/null | sort -n); do
+		active "$1" "$p" && { echo "$p"; return 0; }
+	done
+	return 1
+}
+if [ -n "$dev" ] && [ ! -e "$IB/$dev" ]; then
+	unmount
+	refuse "no RDMA device $dev (there are: $(ls $IB 2>/dev/null | tr '\n' ' '))"
+fi
+if [ -n "$port" ]; then
+	[ -n "$dev" ] || { unmount; refuse "-p needs -d"; }
+	[ -e "$IB/$dev/ports/$port" ] || { unmount; refuse "$dev has no port $port (ports: $(ls $IB/$dev/ports | tr '\n' ' '))"; }
+	active "$dev" "$port" || { unmount; refuse "port $port of $dev is not ACTIVE ($(states))"; }
+elif [ -n "$dev" ]; then
+	port=$(first_active "$dev") || { unmount; refuse "no ACTIVE port on $dev ($(states))"; }
+else
+	for d in $(ls $IB 2>/dev/null); do
+		port=$(first_active "$d") && { dev=$d; break; }
+	done
+	if [ -z "$dev" ]; then
+		unmount
+		[ -n "$(ls $IB 2>/dev/null)" ] ||
+			refuse "no RDMA device (for a software one: rdma link add rxe0 type rxe netdev IFACE)"
+		refuse "no RDMA device with an ACTIVE port ($(states)); give -d DEV -p PORT to choose one"
+	fi
+fi
+ls /dev/infiniband/uverbs* >/dev/null 2>&1 ||
+	{ unmount; refuse "no /dev/infiniband/uverbs* (CONFIG_INFINIBAND_USER_ACCESS; modprobe ib_uverbs)"; }
+[ -c /dev/dma_heap/system ] || { unmount; refuse "no /dev/dma_heap/system (CONFIG_DMABUF_HEAPS_SYSTEM)"; }
+say "kernel $(uname -r) carries the series; device $dev port $port (ACTIVE); system heap present"
+
+BUFINFO=/sys/kernel/debug/dma_buf/bufinfo
+listed() {	# listed INO: debugfs bufinfo lists a dma-buf of inode INO
+	awk -F '\t' -v ino="$1" 'NF >= 6 && $6 ~ /^[0-9]+$/ && $6 + 0 == ino + 0 { f = 1 } END { exit !f }' $BUFINFO
+}
 
 loaded=
 if [ -d /sys/module/umem_dmabuf_rs ]; then
@@ -94,13 +131,14 @@ echo 1 >$inst/events/ib_umem_dmabuf/enable
 show=:
 command -v rdma >/dev/null 2>&1 && show="rdma -dd resource show mr dev $dev"
 out=/tmp/umem_smoke_$$.out
-"$prog" -d "$dev" ${gidx:+-g "$gidx"} -c "echo 'smoke: netlink, rdma resource show mr -dd:'; $show" >$out 2>&1
+"$prog" -d "$dev" -p "$port" ${gidx:+-g "$gidx"} -c "echo 'smoke: netlink, rdma resource show mr -dd:'; $show" >$out 2>&1
 prc=$?
 cat $out
 echo 0 >$inst/events/enable
 say "trace events (ib_umem_dmabuf, rxe_dmabuf) during the run:"
 grep -v '^#' $inst/trace | sed 's/^ */    /'
 fd=$(sed -n 's/.*(dma-buf fd=\([0-9]*\)).*/\1/p' $out)
+ino=$(sed -n "s/.*the buffer's inode is \([0-9]*\).*/\1/p" $out)
 importer=$(grep -v '^#' $inst/trace | grep "ib_umem_dmabuf_get:.* fd=$fd .*err=0" |
 	sed -n 's/.* importer=\([a-z]*\) .*/\1/p' | head -n 1)
 rm -f $out
@@ -110,7 +148,6 @@ if [ -n "$loaded" ]; then
 	rmmod umem_dmabuf_rs || { say "FAIL: rmmod umem_dmabuf_rs"; rc=1; }
 fi
 unmount
-after=$(bufs)
 
 if [ $prc -ne 0 ]; then
 	say "FAIL: the dma-buf MR's transfers (rdma_dmabuf_smoke exited $prc)"
@@ -121,11 +158,16 @@ module) say "the Rust importer (umem_dmabuf_rs) served the MR: ib_umem_dmabuf_ge
 builtin) say "FAIL: the built-in C importer served the MR (importer=builtin)"; rc=1 ;;
 *) say "FAIL: no ib_umem_dmabuf_get event for the MR's dma-buf (fd=$fd)"; rc=1 ;;
 esac
-if [ "$before" != "$after" ]; then
-	say "FAIL: $before dma-buf(s) before, $after after"
+if [ ! -r $BUFINFO ]; then
+	say "no debugfs bufinfo: not checked that the buffer is gone"
+elif [ -z "$ino" ]; then
+	say "FAIL: the program did not say its buffer's inode"
 	rc=1
-elif [ -n "$before" ]; then
-	say "nothing left: $after dma-buf(s), as before"
+elif listed "$ino"; then
+	say "FAIL: the dma-buf of inode $ino is still there"
+	rc=1
+else
+	say "nothing left: the dma-buf of inode $ino is gone"
 fi
 [ -e $inst ] && { say "FAIL: trace instance $inst left"; rc=1; }
 if [ $rc -eq 0 ]; then

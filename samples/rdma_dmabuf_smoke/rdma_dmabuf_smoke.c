@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -238,6 +239,7 @@ static int run(struct smoke *s)
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
+	struct stat st;
 	long bad;
 	int i, err;
 
@@ -298,6 +300,13 @@ static int run(struct smoke *s)
 		return fail("ibv_reg_mr", errno);
 	printf("dma-buf MR: %zu bytes of the system heap (dma-buf fd=%d)\n",
 	       s->size, s->fd);
+	/*
+	 * The buffer's inode, as debugfs bufinfo lists it: smoke.sh checks
+	 * that this buffer, whatever else comes and goes, is gone after the run.
+	 */
+	if (!fstat(s->fd, &st))
+		printf("dma-buf MR: the buffer's inode is %lu\n",
+		       (unsigned long)st.st_ino);
 	printf("dma-buf MR: on %s port %d, lkey 0x%x rkey 0x%x\n",
 	       ibv_get_device_name(s->ctx->device), s->port, s->dmr->lkey,
 	       s->dmr->rkey);

@@ -145,12 +145,14 @@ smoke_refused_without_series() {
 	return $rc
 }
 
-# smoke: make smoke as on a real machine, rxe0 standing in for its NIC: it
-# loads the Rust importer, registers a system-heap dma-buf MR, WRITEs and
-# READs through it and unloads the module again.
+# smoke: make smoke as on a real machine, rxe0 standing in for its NIC,
+# with its own choice of device, ACTIVE port, GID and module (modprobe: the
+# initramfs installs the module as the kernel build made it, with depmod's
+# modules.dep; scripts/initramfs.sh): it loads the Rust importer, registers
+# a system-heap dma-buf MR, WRITEs and READs through it and unloads the
+# module again.
 smoke() {
-	sh /umem/smoke.sh -d rxe0 -g "$GIDX" --module $MODDIR/umem_dmabuf_rs.ko \
-		--program /umem/bin/rdma_dmabuf_smoke "$@"
+	sh /umem/smoke.sh --program /umem/bin/rdma_dmabuf_smoke "$@"
 }
 
 GIDX=$(rxe_setup)
@@ -159,6 +161,8 @@ step insmod_exporter insmod $MODDIR/dmabuf_exporter_rs.ko
 importer_suites c "${RDMA_CORE_SELECT:-$C_SELECT}"
 step smoke_refuses_a_kernel_without_the_series smoke_refused_without_series
 step smoke_refuses_a_missing_device smoke_refused "no RDMA device nosuch" -d nosuch \
+	--program /umem/bin/rdma_dmabuf_smoke
+step smoke_refuses_a_port_that_is_not_there smoke_refused "rxe0 has no port 2" -d rxe0 -p 2 \
 	--program /umem/bin/rdma_dmabuf_smoke
 step smoke_on_rxe smoke
 step smoke_left_the_module_unloaded test ! -d /sys/module/umem_dmabuf_rs
