@@ -71,9 +71,12 @@ history)
 	pat="${s}ion [0-9]|this ${s}ion|this ${m}ine|${d}oped on|\\b${i}ues? #?[0-9]+|"
 	pat+="\\b${b}get\\b|\\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\\b|"
 	# A lab notebook's voice: scratch scripts thrown away, experiments done
-	# manually, the hosts of its development.
-	k=kept h=hand
-	pat+="not ${k}\\b|made by ${h}\\b|${d}opment ${m}ines?"
+	# manually, the hosts of its development, attempts and versions that
+	# are gone, runs that came before.
+	k=kept h=hand t=tried f=first e=earlier
+	pat+="not ${k}\\b|\\b(stopped|done|made|run|ran|killed|measured|tested|checked) by ${h}\\b|"
+	pat+="${d}opment ${m}ines?|"
+	pat+="\\bwas ${t}\\b|${t} and dropped|\\ba ${f} version|\\b${e} runs? of|\\bin an ${e} run"
 	# A second argument names another git tree (plants.sh plants a line).
 	bad=$(git -C "${2:-$ROOT}" grep --untracked -nIiE "$pat" -- . ':!patches/rdma-core' || true)
 	[ -z "$bad" ] || { echo "development history in the tree:"; echo "$bad"; exit 1; } >&2

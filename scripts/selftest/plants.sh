@@ -298,7 +298,8 @@ if ! "$ROOT/scripts/lint.sh" history "$tmp/hist" 2>/dev/null; then
 fi
 for planted in "measured in sess""ion 4" "the scratch scripts, not ke""pt" \
 	"each variant made by ha""nd, then reverted" "on the devel""opment machines" \
-	"as of 2026""-01-02"; do
+	"as of 2026""-01-02" "the boots stopped by ha""nd" "a first vers""ion of this test hung" \
+	"flagging every cache was tri""ed first" "two earlier ru""ns of the same mutant"; do
 	echo "$planted" >"$tmp/hist/planted.rst"
 	if "$ROOT/scripts/lint.sh" history "$tmp/hist" 2>/dev/null; then
 		echo "    FAIL plant 'history: $planted': the lint stayed green" >&2
