@@ -3,7 +3,7 @@
 # doctest.sh: runs the commands Documentation/install.rst shows, so that a
 # step that no longer works (a glob that skips a patch) fails make check.
 # A block to run follows a comment line ".. doctest: NAME" as a literal
-# block ("::", then lines indented by three spaces):
+# block (lib.sh, doc_block):
 #   series  applying the series, in a fresh worktree of the cached tree at
 #           "pristine"; the result must be the tree the kernel was built from
 #   module  building the modules, with the cached test kernel as the tree,
@@ -18,16 +18,8 @@ set -euo pipefail
 
 doc=$ROOT/Documentation/install.rst
 
-block() {	# block NAME: the commands of the block, one per line
-	awk -v name="$1" '
-		$0 == ".. doctest: " name { want = 1; next }
-		want && /^::$/ { inside = 1; next }
-		inside && /^   / { sub(/^   /, ""); print; seen = 1; next }
-		inside && seen && !/^$/ { exit }'
-}
-
-series=$(block series <"$doc")
-module=$(block module <"$doc")
+series=$(doc_block series <"$doc")
+module=$(doc_block module <"$doc")
 [ -n "$series" ] || die "$doc: no '.. doctest: series' block"
 [ -n "$module" ] || die "$doc: no '.. doctest: module' block"
 

@@ -90,7 +90,7 @@ make_patch() {
 	git -C "$tmp" apply "$IN/glue.diff" ||
 		die "$IN/glue.diff does not apply to pristine ${GLUED[*]}"
 	git -C "$tmp" add -A
-	{ cat "$IN/message"; echo; echo "Signed-off-by: $who"; } |
+	{ cat "$IN/message"; echo; echo "Assisted-by: LLM"; } |
 		git -C "$tmp" commit -q -F -
 	git -C "$tmp" format-patch -q --no-signature --zero-commit --abbrev=9 --subject-prefix="RFC PATCH" \
 		-n --start-number "$n" -o "$out" HEAD~1..HEAD

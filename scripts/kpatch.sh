@@ -67,17 +67,22 @@ check)
 	series_tree
 	# UNKNOWN_COMMIT_ID: the cached tree is Debian's tarball, without
 	# upstream's history, so checkpatch cannot look up a Fixes: id.
+	# MISSING_SIGN_OFF: the sign-off is the submitter's, added by make
+	# series SIGNOFF=1 (series.sh selftest checks that it is there then).
 	for p in $(series_patches); do
 		"$KSRC/scripts/checkpatch.pl" --strict -q --no-tree \
-			--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$p" || rc=1
+			--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID,MISSING_SIGN_OFF "$p" || rc=1
 	done
 	n=$(series_patches | wc -l)
 	if ! grep -q "^Subject: \[$PREFIX 0/$n\]" "$COVER"; then
 		echo "$COVER: its Subject must read [$PREFIX 0/$n] (the series has $n patches)" >&2
 		rc=1
 	fi
-	# One identity: every patch is from the cover letter's author and
-	# signed off by it, under the cover's prefix and numbering.
+	# One identity: every patch is from the cover letter's author, under
+	# the cover's prefix and numbering. No Signed-off-by: only the human
+	# who sends a patch may certify the DCO (make series SIGNOFF=1 adds
+	# theirs); the assistance the patch was prepared with is named by one
+	# Assisted-by: (Documentation/process/coding-assistants.rst).
 	who=$(sed -n 's/^From: //p' "$COVER")
 	i=0
 	for p in $(series_patches); do
@@ -85,10 +90,10 @@ check)
 		from=$(awk '/^From: / { f = 1; sub(/^From: /, ""); s = $0; next }
 			    f && /^ / { sub(/^ +/, " "); s = s $0; next } f { print s; exit }' "$p")
 		if [ "$from" != "$who" ] ||
-		   ! grep -qxF "Signed-off-by: $who" "$p" ||
-		   [ "$(grep -c '^Signed-off-by: ' "$p")" != 1 ] ||
+		   grep -q '^Signed-off-by: ' "$p" ||
+		   [ "$(grep -cx 'Assisted-by: LLM' "$p")" != 1 ] ||
 		   ! grep -q "^Subject: \[$PREFIX $(printf '%0*d' ${#n} $i)/$n\] " "$p"; then
-			echo "$(basename "$p"): must be From: and Signed-off-by: $who (once), Subject: [$PREFIX $i/$n]" >&2
+			echo "$(basename "$p"): must be From: $who, with one Assisted-by: LLM and no Signed-off-by:, Subject: [$PREFIX $i/$n]" >&2
 			rc=1
 		fi
 	done

@@ -361,7 +361,7 @@ git_record_pristine() {
 	git_tree "$1" add -f -A
 	git_tree "$1" commit -q -m "$2"
 	git_tree "$1" tag pristine
-	# The series' one identity (its From: and Signed-off-by: lines), for
+	# The series' one identity (its From: lines), for
 	# commits made in the tree (scripts/kpatch.sh).
 	git -C "$1" config user.name "Seed c49ac591 maintainers"
 	git -C "$1" config user.email "maintainers@users.noreply.a-seed-c49ac591.example"
@@ -471,6 +471,18 @@ run_with_progress() {
 		return "$rc"
 	fi
 	say "$stage done in $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s"
+}
+
+# doc_block NAME: the commands of Documentation/install.rst's block NAME
+# (on stdin), one a line: the literal block ("::", then lines indented by
+# three spaces) that follows the comment line ".. doctest: NAME".
+# scripts/doctest.sh (make check) and scripts/check-install.sh run them.
+doc_block() {
+	awk -v name="$1" '
+		$0 == ".. doctest: " name { want = 1; next }
+		want && /^::$/ { inside = 1; next }
+		inside && /^   / { sub(/^   /, ""); print; seen = 1; next }
+		inside && seen && !/^$/ { exit }'
 }
 
 # boot_crash_before_job LOG: whether the guest of LOG died of an int3 trap

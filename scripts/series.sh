@@ -13,7 +13,17 @@
 #   series.sh write [DIR]  each series in DIR/NAME/ (default build/series),
 #                          renumbered "[PREFIX n/m]", with a cover letter
 #                          naming its base and, as b4 writes them, the patch
-#                          ids of its prerequisites: ready for git send-email
+#                          ids of its prerequisites, as from the submitter
+#                          (UMEM_SUBMITTER="Name <address>", else git's
+#                          user.name and user.email; never the series'
+#                          placeholder identity), who is also the
+#                          MAINTAINERS entry's M:; with SIGNOFF=1 each patch
+#                          gets the submitter's Signed-off-by: after its
+#                          Assisted-by: (their certificate of origin: only
+#                          they may add it). Ready for git send-email.
+#   series.sh selftest     write, into a scratch directory, for a made-up
+#                          submitter with and without SIGNOFF=1, checked;
+#                          and its refusal of the placeholder identity
 #   series.sh patches NAME...  the patch files of the named series, in order
 #   series.sh check        each series applies, in order, onto the pristine
 #                          tree plus the series it requires, and each patch
@@ -105,10 +115,41 @@ check() {
 	return $rc
 }
 
+# submitter: UMEM_SUBMITTER, else "user.name <user.email>" of git, else
+# nothing.
+submitter() {
+	local n e
+	if [ -n "${UMEM_SUBMITTER:-}" ]; then
+		echo "$UMEM_SUBMITTER"
+		return
+	fi
+	n=$(git config user.name 2>/dev/null) || true
+	e=$(git config user.email 2>/dev/null) || true
+	[ -z "$n" ] || [ -z "$e" ] || echo "$n <$e>"
+}
+
+# as_submitter WHO ME: a patch (stdin) as from ME instead of WHO, ME the
+# MAINTAINERS entry's M: too; with SIGNOFF=1 ME's Signed-off-by: after
+# the Assisted-by: line.
+as_submitter() {
+	awk -v who="$1" -v me="$2" -v sign="${SIGNOFF:-}" '
+		$0 == "From: " who { print "From: " me; next }
+		$0 == "+M:\t" who { print "+M:\t" me; next }
+		{ print }
+		$0 == "Assisted-by: LLM" && sign == "1" { print "Signed-off-by: " me }'
+}
+
 write() {
-	local out=${1:-$ROOT/build/series} c name prefix ps m i p subj who base
+	local out=${1:-$ROOT/build/series} c name prefix ps m i p subj who base me
 	who=$(sed -n 's/^From: //p' "$KPATCHES/0000-cover-letter.patch")
 	base="Linux 7.3.4 as Debian's linux-source-7.3 $(kernel_pkg_version) ships it"
+	me=$(submitter)
+	[ -n "$me" ] ||
+		die "make series writes the series as from you: set git's user.name and user.email, or UMEM_SUBMITTER='Name <address>'"
+	[ "$me" != "$who" ] ||
+		die "'$me' is the series' placeholder identity, not a person: set your own (git config user.name/user.email, or UMEM_SUBMITTER)"
+	echo "$me" | grep -qE '^[^<>]+ <[^<>@ ]+@[^<> ]+>$' ||
+		die "the submitter must read 'Name <address>', not '$me'"
 	rm -rf "$out"
 	for c in $(covers); do
 		name=$(basename "$c" .cover)
@@ -118,7 +159,7 @@ write() {
 		mkdir -p "$out/$name"
 		{
 			echo "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001"
-			echo "From: $who"
+			echo "From: $me"
 			echo "Subject: [$prefix 0/$m] $(field "$c" Subject)"
 			echo
 			sed '1,/^$/d' "$c"
@@ -146,11 +187,62 @@ write() {
 			i=$((i + 1))
 			subj=$(basename "$p")
 			subj=${subj#*-}
-			sed "s|^Subject: \[[^]]*\]|Subject: [$prefix $i/$m]|" "$p" \
+			sed "s|^Subject: \[[^]]*\]|Subject: [$prefix $i/$m]|" "$p" | as_submitter "$who" "$me" \
 				>"$out/$name/$(printf '%04d' $i)-$subj"
 		done
 		echo "    $out/$name: $m patches, [$prefix n/$m]"
 	done
+	if [ "${SIGNOFF:-}" = 1 ]; then
+		echo "    from and signed off by $me"
+	else
+		echo "    from $me, not signed off: read every patch, then make series SIGNOFF=1 adds your"
+		echo "    Signed-off-by: (the Developer's Certificate of Origin, which only you can give:"
+		echo "    Documentation/process/submitting-patches.rst and coding-assistants.rst in the kernel)"
+	fi
+}
+
+# selftest: write for a made-up submitter, with and without SIGNOFF=1,
+# and check the result; the placeholder identity must be refused.
+selftest() {
+	local d who me p n rc=0
+	d=$(mktemp -d)
+	who=$(sed -n 's/^From: //p' "$KPATCHES/0000-cover-letter.patch")
+	me="Ada Submitter <ada@example.org>"
+	UMEM_SUBMITTER=$me SIGNOFF=1 write "$d/signed" >/dev/null
+	UMEM_SUBMITTER=$me SIGNOFF= write "$d/unsigned" >/dev/null
+	n=0
+	for p in "$d"/signed/*/0*.patch; do
+		case "$p" in */0000-cover-letter.patch) continue ;; esac
+		n=$((n + 1))
+		grep -qxF "From: $me" "$p" &&
+			[ "$(grep -c '^Signed-off-by: ' "$p")" = 1 ] &&
+			grep -A1 -x 'Assisted-by: LLM' "$p" | grep -qxF "Signed-off-by: $me" ||
+			{ echo "$p: not from and signed off by $me after its Assisted-by:" >&2; rc=1; }
+	done
+	[ "$n" = "$(series_patches | wc -l)" ] || { echo "selftest: $n patches written, not $(series_patches | wc -l)" >&2; rc=1; }
+	# checkpatch's own sign-off checks pass on the signed form.
+	for p in "$d"/signed/*/0*.patch; do
+		case "$p" in */0000-cover-letter.patch) continue ;; esac
+		"$KSRC/scripts/checkpatch.pl" -q --no-tree --no-summary \
+			--types MISSING_SIGN_OFF,NO_AUTHOR_SIGN_OFF,BAD_SIGN_OFF,FROM_SIGN_OFF_MISMATCH,BAD_SIGNATURE "$p" >&2 ||
+			{ echo "selftest: checkpatch's sign-off checks fail on $p" >&2; rc=1; }
+	done
+	if grep -rlF "$who" "$d" >&2; then
+		echo "selftest: the placeholder identity is left in the files above" >&2
+		rc=1
+	fi
+	grep -rqxF "+M:	$me" "$d/signed" || { echo "selftest: no MAINTAINERS M: $me" >&2; rc=1; }
+	if grep -rl '^Signed-off-by: ' "$d/unsigned" >&2; then
+		echo "selftest: signed off without SIGNOFF=1" >&2
+		rc=1
+	fi
+	if (UMEM_SUBMITTER=$who write "$d/placeholder") >/dev/null 2>&1; then
+		echo "selftest: the placeholder identity was accepted as the submitter" >&2
+		rc=1
+	fi
+	rm -rf "$d"
+	[ $rc = 0 ] && echo "    $n patches from and signed off by a submitter, none without SIGNOFF=1; the placeholder refused"
+	return $rc
 }
 
 case "${1:-}" in
@@ -163,5 +255,6 @@ patches)
 	done
 	;;
 write) write "${2:-}" ;;
-*) die "usage: $0 check | patches NAME... | write [DIR]" ;;
+selftest) selftest ;;
+*) die "usage: $0 check | patches NAME... | write [DIR] | selftest" ;;
 esac
