@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# smoke.sh [-d DEV] [-p PORT] [-g GIDX] [--module KO] [--program PATH]:
+# smoke.sh [-d DEV] [-p PORT] [-g GIDX] [--module KO] [--program PATH]
+#          [--importer module|builtin] [--dmabuf PID:FD]:
 # make smoke (SMOKE_ARGS). Run as root on a machine booted into a kernel
 # with the series: one dma-buf MR from the system dma-heap on an RDMA
 # device, served by the Rust importer, with a loopback RDMA WRITE and READ
@@ -11,7 +12,14 @@
 #    without an RDMA device with an ACTIVE port, without uverbs or without
 #    the system heap;
 #  - loads umem_dmabuf_rs (--module KO, else the installed module, else the
-#    one make module built here) unless it is loaded already;
+#    one make module built here) unless it is loaded already; with
+#    --importer builtin (a machine rolled back to the C importer) it loads
+#    nothing, refuses while umem_dmabuf_rs is loaded and wants the MR
+#    served by the built-in C importer instead;
+#  - with --dmabuf PID:FD registers the dma-buf process PID holds as FD (a
+#    GPU's memory, say; the program takes it with pidfd_getfd()) instead of
+#    one of the system heap, and checks it by RDMA WRITE and READ back, its
+#    contents overwritten;
 #  - records the ib_umem_dmabuf (and, on rxe, rxe_dmabuf) trace events in a
 #    trace instance of its own, prints them and which importer served the
 #    MR (the get event's importer=), and the MR's netlink attributes
@@ -20,12 +28,12 @@
 #    if it loaded it, tracefs unmounted if it mounted it, and its own
 #    dma-buf gone (debugfs bufinfo, when mounted: by the buffer's inode,
 #    whatever other buffers the system makes or frees meanwhile).
-# Exit status 0 only when the bytes arrived intact, the module served the MR
-# and nothing was left. POSIX sh: make check runs it in QEMU's busybox, on
+# Exit status 0 only when the bytes arrived intact, the importer asked for
+# (the module, by default) served the MR and nothing was left. POSIX sh: make check runs it in QEMU's busybox, on
 # rxe, as the stand-in for a real machine. SMOKE_KALLSYMS replaces
 # /proc/kallsyms (the guest's check of the refusal).
 set -u
-dev= port= gidx= ko= prog=
+dev= port= gidx= ko= prog= want=module foreign=
 here=$(cd "$(dirname "$0")/.." 2>/dev/null && pwd)
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -34,11 +42,17 @@ while [ $# -gt 0 ]; do
 	-g) gidx=$2; shift 2 ;;
 	--module) ko=$2; shift 2 ;;
 	--program) prog=$2; shift 2 ;;
-	*) echo "usage: smoke.sh [-d DEV] [-p PORT] [-g GIDX] [--module KO] [--program PATH]" >&2; exit 2 ;;
+	--importer) want=$2; shift 2 ;;
+	--dmabuf) foreign=$2; shift 2 ;;
+	*) echo "usage: smoke.sh [-d DEV] [-p PORT] [-g GIDX] [--module KO] [--program PATH] [--importer module|builtin] [--dmabuf PID:FD]" >&2; exit 2 ;;
 	esac
 done
 say() { echo "smoke: $*"; }
 refuse() { echo "smoke: refused: $*" >&2; exit 2; }
+case "$want" in
+module | builtin) ;;
+*) refuse "--importer is module or builtin, not '$want'" ;;
+esac
 
 [ "$(id -u)" = 0 ] || refuse "run as root (it loads a module and registers memory)"
 [ -n "$prog" ] || prog=$here/build/smoke/rdma_dmabuf_smoke
@@ -98,8 +112,16 @@ else
 fi
 ls /dev/infiniband/uverbs* >/dev/null 2>&1 ||
 	{ unmount; refuse "no /dev/infiniband/uverbs* (CONFIG_INFINIBAND_USER_ACCESS; modprobe ib_uverbs)"; }
-[ -c /dev/dma_heap/system ] || { unmount; refuse "no /dev/dma_heap/system (CONFIG_DMABUF_HEAPS_SYSTEM)"; }
-say "kernel $(uname -r) carries the series; device $dev port $port (ACTIVE); system heap present"
+if [ -n "$foreign" ]; then
+	echo "$foreign" | grep -qxE '[0-9]+:[0-9]+' ||
+		{ unmount; refuse "--dmabuf wants PID:FD, not '$foreign'"; }
+	target=$(readlink "/proc/${foreign%%:*}/fd/${foreign#*:}" 2>/dev/null) ||
+		{ unmount; refuse "--dmabuf $foreign: process ${foreign%%:*} has no fd ${foreign#*:}"; }
+	say "kernel $(uname -r) carries the series; device $dev port $port (ACTIVE); the buffer: fd ${foreign#*:} of process ${foreign%%:*} ($target)"
+else
+	[ -c /dev/dma_heap/system ] || { unmount; refuse "no /dev/dma_heap/system (CONFIG_DMABUF_HEAPS_SYSTEM)"; }
+	say "kernel $(uname -r) carries the series; device $dev port $port (ACTIVE); system heap present"
+fi
 
 BUFINFO=/sys/kernel/debug/dma_buf/bufinfo
 listed() {	# listed INO: debugfs bufinfo lists a dma-buf of inode INO
@@ -107,7 +129,11 @@ listed() {	# listed INO: debugfs bufinfo lists a dma-buf of inode INO
 }
 
 loaded=
-if [ -d /sys/module/umem_dmabuf_rs ]; then
+if [ "$want" = builtin ]; then
+	[ ! -d /sys/module/umem_dmabuf_rs ] ||
+		{ unmount; refuse "umem_dmabuf_rs is loaded: unload it (modprobe -r umem_dmabuf_rs) to check the built-in C importer"; }
+	say "umem_dmabuf_rs is not loaded: the built-in C importer should serve"
+elif [ -d /sys/module/umem_dmabuf_rs ]; then
 	say "umem_dmabuf_rs was loaded already: used as it is, left loaded"
 elif [ -n "$ko" ]; then
 	insmod "$ko" || { unmount; refuse "insmod $ko failed (see dmesg)"; }
@@ -131,7 +157,7 @@ echo 1 >$inst/events/ib_umem_dmabuf/enable
 show=:
 command -v rdma >/dev/null 2>&1 && show="rdma -dd resource show mr dev $dev"
 out=/tmp/umem_smoke_$$.out
-"$prog" -d "$dev" -p "$port" ${gidx:+-g "$gidx"} -c "echo 'smoke: netlink, rdma resource show mr -dd:'; $show" >$out 2>&1
+"$prog" -d "$dev" -p "$port" ${gidx:+-g "$gidx"} ${foreign:+-f "$foreign"} -c "echo 'smoke: netlink, rdma resource show mr -dd:'; $show" >$out 2>&1
 prc=$?
 cat $out
 echo 0 >$inst/events/enable
@@ -153,12 +179,15 @@ if [ $prc -ne 0 ]; then
 	say "FAIL: the dma-buf MR's transfers (rdma_dmabuf_smoke exited $prc)"
 	rc=1
 fi
-case "$importer" in
-module) say "the Rust importer (umem_dmabuf_rs) served the MR: ib_umem_dmabuf_get importer=module" ;;
-builtin) say "FAIL: the built-in C importer served the MR (importer=builtin)"; rc=1 ;;
+case "$want:$importer" in
+module:module) say "the Rust importer (umem_dmabuf_rs) served the MR: ib_umem_dmabuf_get importer=module" ;;
+builtin:builtin) say "the built-in C importer served the MR: ib_umem_dmabuf_get importer=builtin" ;;
+*:module | *:builtin) say "FAIL: importer=$importer served the MR, not $want"; rc=1 ;;
 *) say "FAIL: no ib_umem_dmabuf_get event for the MR's dma-buf (fd=$fd)"; rc=1 ;;
 esac
-if [ ! -r $BUFINFO ]; then
+if [ -n "$foreign" ]; then
+	say "the buffer is process ${foreign%%:*}'s: it stays"
+elif [ ! -r $BUFINFO ]; then
 	say "no debugfs bufinfo: not checked that the buffer is gone"
 elif [ -z "$ino" ]; then
 	say "FAIL: the program did not say its buffer's inode"

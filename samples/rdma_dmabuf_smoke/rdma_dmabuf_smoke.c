@@ -4,7 +4,7 @@
  * one process. make smoke (scripts/smoke.sh) runs it as root on the machine
  * that carries the series; make check runs it on rxe in QEMU.
  *
- *   rdma_dmabuf_smoke [-d DEV] [-p PORT] [-g GIDX] [-s SIZE] [-c CMD]
+ *   rdma_dmabuf_smoke [-d DEV] [-p PORT] [-g GIDX] [-s SIZE] [-f PID:FD] [-c CMD]
  *
  * It allocates SIZE bytes (1 MiB) from the system dma-heap
  * (/dev/dma_heap/system), registers them with ibv_reg_dmabuf_mr() on DEV
@@ -13,12 +13,17 @@
  * first IPv4 one unless given), RDMA WRITEs a pattern from an ordinary MR
  * into the dma-buf MR and checks it through the buffer's CPU mapping, then
  * writes another pattern through the mapping and RDMA READs it back into an
- * ordinary MR and checks it. CMD, if given, runs (sh -c) while the MR is
+ * ordinary MR and checks it. With -f, the dma-buf is the one process PID
+ * holds as FD (a GPU's memory its runtime exported, say), taken with
+ * pidfd_getfd() and never mapped, as such buffers may have no CPU mapping:
+ * its first SIZE bytes (all of it if smaller) are registered, a pattern is
+ * RDMA WRITten into them and RDMA READ back into an ordinary MR and
+ * checked there. CMD, if given, runs (sh -c) while the MR is
  * still registered: scripts/smoke.sh shows the MR's netlink attributes
  * with it. Everything it made is destroyed before it
  * exits. Exit status: 0 when both transfers arrived intact, 1 on a failure
  * (said on stderr), 2 when something it needs is missing (no such device,
- * no system heap).
+ * no system heap, no dma-buf at -f's PID:FD).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,12 +36,15 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-heap.h>
+#include <linux/magic.h>
 
 /* The address the dma-buf MR is registered at, as work requests name it. */
 #define SMOKE_IOVA 0x200000ULL
@@ -57,6 +65,7 @@ struct smoke {
 	int fd;
 	size_t size;
 	const char *cmd;
+	const char *foreign;	/* -f PID:FD */
 	int port;
 	int gidx;
 	struct ibv_port_attr pattr;
@@ -103,6 +112,44 @@ static int heap_buffer(size_t size, int *fd)
 	close(heap);
 	*fd = a.fd;
 	return err;
+}
+
+/*
+ * The dma-buf another process holds: @spec is "PID:FD". Needs the right to
+ * ptrace PID (root has it); the buffer stays that process's as well.
+ * Returns 0 or a negative errno (-ENOTTY: not a dma-buf).
+ */
+static int foreign_buffer(const char *spec, size_t *size, int *fd)
+{
+	struct statfs fs;
+	char *end;
+	long pid, tfd;
+	off_t len;
+	int pidfd, err;
+
+	pid = strtol(spec, &end, 10);
+	if (*end != ':' || pid <= 0)
+		return -EINVAL;
+	tfd = strtol(end + 1, &end, 10);
+	if (*end || tfd < 0)
+		return -EINVAL;
+	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (pidfd < 0)
+		return -errno;
+	*fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)tfd, 0);
+	err = *fd < 0 ? -errno : 0;
+	close(pidfd);
+	if (err)
+		return err;
+	/* A file of the dma-buf filesystem; it tells its size by lseek(). */
+	if (fstatfs(*fd, &fs) || fs.f_type != DMA_BUF_MAGIC)
+		return -ENOTTY;
+	len = lseek(*fd, 0, SEEK_END);
+	if (len <= 0)
+		return -ENOTTY;
+	if ((size_t)len < *size)
+		*size = (size_t)len;
+	return 0;
 }
 
 static int cpu_sync(int fd, __u64 flags)
@@ -230,6 +277,23 @@ static int transfer(struct smoke *s, enum ibv_wr_opcode op, struct ibv_mr *local
 	return 0;
 }
 
+/* -c CMD, while the MR is registered. */
+static int run_cmd(struct smoke *s)
+{
+	int err;
+
+	if (!s->cmd)
+		return 0;
+	fflush(stdout);
+	err = system(s->cmd);
+	if (err) {
+		fprintf(stderr, "rdma_dmabuf_smoke: '%s' exited with status %d\n",
+			s->cmd, err);
+		return 1;
+	}
+	return 0;
+}
+
 static int run(struct smoke *s)
 {
 	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -259,15 +323,25 @@ static int run(struct smoke *s)
 		if (ibv_query_gid(s->ctx, s->port, s->gidx, &s->gid))
 			return fail("ibv_query_gid", errno);
 	}
-	err = heap_buffer(s->size, &s->fd);
-	if (err) {
-		fail("allocating from /dev/dma_heap/system", err);
-		return 2;
-	}
-	s->map = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
-	if (s->map == MAP_FAILED) {
-		s->map = NULL;
-		return fail("mmap of the dma-buf", errno);
+	if (s->foreign) {
+		err = foreign_buffer(s->foreign, &s->size, &s->fd);
+		if (err) {
+			fprintf(stderr, "rdma_dmabuf_smoke: -f %s: %s\n", s->foreign,
+				err == -ENOTTY ? "not a dma-buf" : strerror(-err));
+			return 2;
+		}
+	} else {
+		err = heap_buffer(s->size, &s->fd);
+		if (err) {
+			fail("allocating from /dev/dma_heap/system", err);
+			return 2;
+		}
+		s->map = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			      s->fd, 0);
+		if (s->map == MAP_FAILED) {
+			s->map = NULL;
+			return fail("mmap of the dma-buf", errno);
+		}
 	}
 	s->sbuf = calloc(1, s->size);
 	s->dbuf = calloc(1, s->size);
@@ -298,8 +372,8 @@ static int run(struct smoke *s)
 	s->dst = ibv_reg_mr(s->pd, s->dbuf, s->size, access);
 	if (!s->src || !s->dst)
 		return fail("ibv_reg_mr", errno);
-	printf("dma-buf MR: %zu bytes of the system heap (dma-buf fd=%d)\n",
-	       s->size, s->fd);
+	printf("dma-buf MR: %zu bytes of %s (dma-buf fd=%d)\n", s->size,
+	       s->foreign ? "another process's buffer" : "the system heap", s->fd);
 	/*
 	 * The buffer's inode, as debugfs bufinfo lists it: smoke.sh checks
 	 * that this buffer, whatever else comes and goes, is gone after the run.
@@ -314,6 +388,20 @@ static int run(struct smoke *s)
 	pattern(s->sbuf, s->size, 1);
 	if (transfer(s, IBV_WR_RDMA_WRITE, s->src))
 		return 1;
+	if (s->foreign) {
+		if (transfer(s, IBV_WR_RDMA_READ, s->dst))
+			return 1;
+		bad = mismatch(s->dbuf, s->size, 1);
+		if (bad >= 0) {
+			fprintf(stderr,
+				"rdma_dmabuf_smoke: byte %ld written and read back is wrong\n",
+				bad);
+			return 1;
+		}
+		printf("RDMA WRITE into the dma-buf MR and RDMA READ back: %zu bytes, checked\n",
+		       s->size);
+		return run_cmd(s);
+	}
 	err = cpu_sync(s->fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
 	if (err)
 		return fail("DMA_BUF_IOCTL_SYNC", err);
@@ -341,16 +429,7 @@ static int run(struct smoke *s)
 		return 1;
 	}
 	printf("RDMA READ from the dma-buf MR: %zu bytes, checked\n", s->size);
-	if (s->cmd) {
-		fflush(stdout);
-		err = system(s->cmd);
-		if (err) {
-			fprintf(stderr, "rdma_dmabuf_smoke: '%s' exited with status %d\n",
-				s->cmd, err);
-			return 1;
-		}
-	}
-	return 0;
+	return run_cmd(s);
 }
 
 static void teardown(struct smoke *s)
@@ -385,7 +464,7 @@ int main(int argc, char **argv)
 	const char *dev = NULL;
 	int c, rc;
 
-	while ((c = getopt(argc, argv, "d:p:g:s:c:")) != -1) {
+	while ((c = getopt(argc, argv, "d:p:g:s:c:f:")) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -402,9 +481,12 @@ int main(int argc, char **argv)
 		case 'c':
 			s.cmd = optarg;
 			break;
+		case 'f':
+			s.foreign = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-d DEV] [-p PORT] [-g GIDX] %s\n",
-				argv[0], "[-s SIZE] [-c CMD]");
+				argv[0], "[-s SIZE] [-f PID:FD] [-c CMD]");
 			return 2;
 		}
 	}

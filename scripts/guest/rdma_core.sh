@@ -9,7 +9,11 @@
 #                                  as on a real machine, rxe0 for its NIC,
 #                                  between the two importers' suites: its
 #                                  refusals, then one system-heap MR served
-#                                  by the module it loads and unloads
+#                                  by the module it loads and unloads, one
+#                                  served by the C importer (--importer
+#                                  builtin) and its refusal while the
+#                                  module is loaded, one of a dma-buf
+#                                  another process holds (--dmabuf)
 #   rdma_core_<importer>           C: test_mr (the DmaBuf tests reach the
 #                                  importer, the others rxe's MR code, the
 #                                  same on either importer, so once); make
@@ -155,6 +159,33 @@ smoke() {
 	sh /umem/smoke.sh --program /umem/bin/rdma_dmabuf_smoke "$@"
 }
 
+# smoke_foreign: make smoke's --dmabuf, with a buffer of the system heap
+# that another process (python) allocated and holds, as a GPU runtime holds
+# the dma-buf of its memory; the buffer must still be its owner's after.
+smoke_foreign() {
+	local pid fd i rc
+	python3 -c '
+import fcntl, os, struct, time
+heap = os.open("/dev/dma_heap/system", os.O_RDONLY)
+# DMA_HEAP_IOCTL_ALLOC: struct dma_heap_allocation_data, 24 bytes
+a = bytearray(struct.pack("QIIQ", 1 << 20, 0, os.O_RDWR, 0))
+fcntl.ioctl(heap, 0xC0184800, a)
+print(struct.unpack("QIIQ", a)[1], flush=True)
+time.sleep(3600)' >/tmp/holder.out &
+	pid=$!
+	for i in $(seq 300); do
+		fd=$(cat /tmp/holder.out)
+		[ -z "$fd" ] || break
+		sleep 0.1
+	done
+	smoke --dmabuf "$pid:$fd"
+	rc=$?
+	[ -e "/proc/$pid/fd/$fd" ] || { echo "the holder lost its buffer"; rc=1; }
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	return $rc
+}
+
 GIDX=$(rxe_setup)
 step rxe_device_with_ipv4_gid test -n "$GIDX"
 step insmod_exporter insmod $MODDIR/dmabuf_exporter_rs.ko
@@ -166,7 +197,12 @@ step smoke_refuses_a_port_that_is_not_there smoke_refused "rxe0 has no port 2" -
 	--program /umem/bin/rdma_dmabuf_smoke
 step smoke_on_rxe smoke
 step smoke_left_the_module_unloaded test ! -d /sys/module/umem_dmabuf_rs
+# A machine rolled back to the C importer (Documentation/install.rst).
+step smoke_with_the_c_importer smoke --importer builtin
+step smoke_of_another_process_dmabuf smoke_foreign
 step insmod_umem_dmabuf_rs insmod $MODDIR/umem_dmabuf_rs.ko count_calls=1
+step smoke_refuses_the_c_importer_while_the_module_is_loaded \
+	smoke_refused "umem_dmabuf_rs is loaded" --importer builtin --program /umem/bin/rdma_dmabuf_smoke
 importer_suites rust $DMABUF_TESTS,$CPU_ACCESS
 # The Rust importer, not the built-in one, made the tests' umems.
 calls=/sys/kernel/debug/umem_dmabuf_rs/calls
