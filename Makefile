@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: all kernel module check check-full check-slow check-kcsan check-fixes kunit demo docs bench mutants fuzz fuzz-seeds coverage two-node two-node-bench demo-2node fmt clean kernel-clean smoke module-install module-uninstall series
+.PHONY: all kernel module check check-full check-slow check-kcsan check-fixes kunit demo docs bench mutants fuzz fuzz-seeds coverage two-node two-node-bench demo-2node fmt clean kernel-clean smoke module-install module-uninstall series check-install
 
 all: module
 
@@ -35,6 +35,14 @@ module-uninstall:
 
 check:
 	@$(SCRIPTS)/check.sh
+
+# The install path of Documentation/install.rst as written, as root:
+# Debian's own 7.3 configuration with the series, make bindeb-pkg, the
+# package installed into a Debian root with dpkg -i and booted under QEMU
+# with lockdown=integrity, make smoke and the rollback in it. A lane of its
+# own (install.rst, section 11, says how long it takes).
+check-install:
+	@$(SCRIPTS)/check-install.sh
 
 # The kernel series cut into the series upstream trees would take
 # (patches/linux-7.3/series/), each in build/series/NAME/ with its cover

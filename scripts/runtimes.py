@@ -9,11 +9,13 @@ This script turns them into a table: each phase's start and end, in
 minutes after the run began, and its wall time; the machine's cores and
 processor; the verdict's closing line.
 
-usage: runtimes.py [--run check|demo] [--results DIR] [--logs DIR]
+usage: runtimes.py [--run check|demo|check-install] [--results DIR] [--logs DIR]
                    [--update FILE... --kind first|warm]
 
 make demo records the same in build/demo-results/ (--run demo): its
-phases, its commit, and "demo finished" once every step passed.
+phases, its commit, and "demo finished" once every step passed; make
+check-install in build/install-results/ (--run check-install), its
+verdict a "N passed, N failed" line.
 
 The run's commit (build/results/commit.txt, "-dirty" when the tree had
 changes) is named in the table and in the README's line, so that the first
@@ -78,7 +80,7 @@ def machine():
 
 def verdict(results, run):
     """make check's closing line; make demo's "demo finished" or "demo failed"."""
-    pat = r"^\d+ passed, \d+ failed" if run == "make check" else r"^demo (finished|failed)$"
+    pat = r"^demo (finished|failed)$" if run == "make demo" else r"^\d+ passed, \d+ failed"
     try:
         with open(os.path.join(results, "verdict.txt")) as f:
             lines = [l.strip() for l in f if re.match(pat, l.strip())]
@@ -162,7 +164,7 @@ def replace_block(path, run, kind, body):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--run", choices=("check", "demo"), default="check")
+    ap.add_argument("--run", choices=("check", "demo", "check-install"), default="check")
     ap.add_argument("--results")
     ap.add_argument("--logs", default=os.path.join(ROOT, "build", "logs"))
     ap.add_argument("--update", nargs="*", default=[])
@@ -170,7 +172,8 @@ def main():
     args = ap.parse_args()
     name = f"make {args.run}"
     results = args.results or os.path.join(
-        ROOT, "build", "results" if args.run == "check" else "demo-results")
+        ROOT, "build", {"check": "results", "demo": "demo-results",
+                        "check-install": "install-results"}[args.run])
     rows = phases(os.path.join(results, "phases.txt"), name)
     if not rows:
         sys.exit("no phases recorded")
