@@ -394,6 +394,17 @@ hw_drivers_test_fails() {
 record "hardware RDMA drivers with dma-buf MRs compile against the series (${HW_RDMA_DRIVERS[*]##*/})" \
 	hw_drivers_built
 record "the drivers' test fails on a kernel without an export that irdma calls" hw_drivers_test_fails
+# ib_core, uverbs and rxe are built in here and modules in distributions'
+# kernels: what they use must be exported. The check must fail when an
+# export rxe uses is taken away.
+modsyms_test_fails() {
+	local out
+	out=$("$ROOT/scripts/modsyms.sh" --without pcibios_bus_to_resource 2>&1) && return 1
+	grep -qx '    pcibios_bus_to_resource' <<<"$out"
+}
+record "ib_core, uverbs and rxe would link as modules: every symbol they use is exported" \
+	"$ROOT/scripts/modsyms.sh"
+record "the modules' symbol check fails without an export rxe uses" modsyms_test_fails
 # Where distributions build: the series' Rust, the importer's objects
 # among it, in a tree configured with GCC and rustc 1.85.0 (7.3's
 # minimum), as Debian builds its 7.3 kernel (GCC, CONFIG_RUST=y, rustc
