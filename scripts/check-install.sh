@@ -121,11 +121,14 @@ else
 	find "$src" -name '*.o' | wc -l >"$UMEM_CACHE/objcount-install"
 	mkdir -p "$debs"
 	mv "$I/build"/linux-image-"$KREL"_*.deb "$debs/"
-	# An unsigned copy of the module, for the refusal under lockdown.
+	# An unsigned copy of the module, for the refusal under lockdown: the
+	# build tree's (the package's copy is signed when it is installed into
+	# the package).
 	ko=$src/$INTREE_KO
 	[ -f "$ko" ] || die "no $INTREE_KO in $src"
-	"$src/scripts/extract-module-sig.pl" -0 "$ko" >"$debs/umem_dmabuf_rs.unsigned.ko" 2>/dev/null ||
-		die "extract-module-sig.pl -0 $ko failed"
+	! tail -c 28 "$ko" | grep -qF '~Module signature appended~' ||
+		die "$ko is signed: no unsigned copy for the refusal"
+	cp "$ko" "$debs/umem_dmabuf_rs.unsigned.ko"
 	echo "$key" >"$debs/key"
 	rm -rf "$I/build"
 fi
@@ -161,6 +164,9 @@ chroot "$R" sh -c "cd /tmp/src && $(block debian-install)" >"$LOG/dpkg.log" 2>&1
 	die "the install block failed ($LOG/dpkg.log)"
 rm -r "$R/tmp/$(basename "$image_deb")" "$R/tmp/src"
 [ -f "$R/boot/initrd.img-$KREL" ] || die "dpkg -i made no initramfs ($LOG/dpkg.log)"
+# systemd's directory for modules to load at boot (the load block writes
+# there); the root boots no systemd, so debootstrap did not make it.
+mkdir -p "$R/etc/modules-load.d"
 cp -a "$RCSTAGE"/. "$R/"
 echo "/usr/lib/x86_64-linux-gnu" >"$R/etc/ld.so.conf.d/rdma-core.conf"
 chroot "$R" ldconfig

@@ -70,10 +70,21 @@ modprobe_loads() {
 	cat /sys/module/umem_dmabuf_rs/taint
 	[ -z "$(cat /sys/module/umem_dmabuf_rs/taint)" ] && modprobe -r umem_dmabuf_rs
 }
+# rxe0 on the first network interface (QEMU's user network), whatever
+# name udev gave it.
 rxe() {
-	ip link set eth0 up
-	ip addr add 10.0.2.15/24 dev eth0
-	rdma link add rxe0 type rxe netdev eth0
+	modprobe virtio_net
+	i=0
+	while [ $i -lt 100 ] && [ -z "$(ls /sys/class/net | grep -vx lo)" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	nic=$(ls /sys/class/net | grep -vx lo | head -n 1)
+	echo "network interface: $nic"
+	[ -n "$nic" ] || return 1
+	ip link set "$nic" up
+	ip addr add 10.0.2.15/24 dev "$nic"
+	rdma link add rxe0 type rxe netdev "$nic"
 	i=0
 	while [ $i -lt 100 ]; do
 		grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null &&
@@ -111,7 +122,7 @@ step module_installed_by_the_kernel_package from_the_package
 step module_signed_by_the_build signed
 step unsigned_module_refused_under_lockdown unsigned_refused
 step modprobe_loads_the_signed_module_untainted modprobe_loads
-step rxe_on_eth0 rxe
+step rxe_on_the_network_interface rxe
 step smoke_with_its_own_choices sh $U/smoke.sh --program $U/rdma_dmabuf_smoke
 step smoke_left_the_module_unloaded test ! -d /sys/module/umem_dmabuf_rs
 step load_block_loads_the_module loaded
