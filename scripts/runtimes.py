@@ -105,12 +105,15 @@ def table(rows, name, kind, cores, model, result, at):
     total = (run[2] - run[1]) if run and run[2] else None
     what = "a first run (empty cache)" if kind == "first" else "a warm run (caches filled)"
     short = name.split()[1]
+    if short == "check-install" and kind == "first":
+        what = "a first run (its packages and Debian root not cached)"
     runarg = "" if short == "check" else f" --run {short}"
     data = f"runtimes-{kind}.rst" if short == "check" else f"runtimes-{short}-{kind}.rst"
+    readme = "" if short == "check-install" else " README.md"
     out = [f"``{name}`` at {at}, {what}, on {cores} cores ({model}):",
            f"{mmss(total) if total is not None else 'unfinished'}, ``{result}``.",
            f"Regenerate: ``scripts/runtimes.py{runarg} --update "
-           f"Documentation/data/{data} README.md --kind {kind}`` after the run.", "",
+           f"Documentation/data/{data}{readme} --kind {kind}`` after the run.", "",
            ".. list-table::", "   :header-rows: 1", "",
            "   * - phase", "     - from (min)", "     - to (min)", "     - wall time"]
     for phase, b, e in rows:
