@@ -26,9 +26,11 @@ pub(crate) const MAX_CHUNK_ORDER: u32 = 9;
 ///
 /// The memory is the buffer's: devices DMA into it, processes map it, other
 /// threads copy in and out. No reference to its bytes is ever made (it would
-/// claim they do not change under it); they are copied through raw pointers
-/// only, as `memcpy` would, and a concurrent writer may leave a copy torn,
-/// never unsound: the bytes are plain integers, valid whatever they hold.
+/// claim they do not change under it), and Rust code never reads or writes
+/// them: the copies are C's `memcpy()` and `memmove()`, as
+/// `kernel::dma_buf::CpuAccess` copies with `iosys_map_memcpy_*()`, so a
+/// concurrent writer may leave a copy torn, as in C, but is no Rust data
+/// race.
 ///
 /// # Safety
 ///
@@ -55,9 +57,9 @@ pub(crate) unsafe trait Backing {
             src.with_page(i, |from| {
                 self.with_page(i, |to| {
                     // SAFETY: both addresses are mappings of a whole page,
-                    // valid for the calls (the trait's contract); `copy`
+                    // valid for the calls (the trait's contract); `memmove`
                     // allows the two ranges to overlap.
-                    unsafe { core::ptr::copy(from, to, PAGE_SIZE) }
+                    unsafe { bindings::memmove(to.cast(), from.cast(), PAGE_SIZE) };
                 })
             })??;
         }
@@ -71,7 +73,7 @@ pub(crate) unsafe trait Backing {
             // SAFETY: `access` keeps `[at, at + n)` inside the mapped page (the
             // trait's contract) and `[done, done + n)` inside `buf`; `buf` is a
             // caller's exclusive slice, so the buffer's memory is not in it.
-            unsafe { core::ptr::copy_nonoverlapping(page.add(at), out.add(done), n) }
+            unsafe { bindings::memcpy(out.add(done).cast(), page.add(at).cast(), n) };
         })
     }
 
@@ -81,7 +83,7 @@ pub(crate) unsafe trait Backing {
         self.access(offset, data.len(), |page, at, done, n| {
             // SAFETY: as in `read`, with the roles swapped (`data` is borrowed
             // shared, and the buffer's memory is never a Rust slice).
-            unsafe { core::ptr::copy_nonoverlapping(src.add(done), page.add(at), n) }
+            unsafe { bindings::memcpy(page.add(at).cast(), src.add(done).cast(), n) };
         })
     }
 
