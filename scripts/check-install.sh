@@ -36,6 +36,7 @@ rm -rf "$RESULTS"
 mkdir -p "$I" "$LOG" "$RESULTS"
 export UMEM_PHASES=$RESULTS/phases.txt
 record_commit >"$RESULTS/commit.txt"
+record_machine >"$RESULTS/machine.txt"
 start=$SECONDS
 phase_mark begin "make check-install"
 phase_mark begin "set-up"

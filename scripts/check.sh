@@ -73,6 +73,7 @@ export UMEM_PHASES=$results/phases.txt
 : >"$UMEM_PHASES"
 # The tree the run tests, named in the run-time tables.
 record_commit >"$results/commit.txt"
+record_machine >"$results/machine.txt"
 phase_mark begin "make check"
 phase_mark begin "set-up, kernel source and patches"
 "$ROOT/scripts/setup.sh" || setup_failed "set-up (scripts/setup.sh)"

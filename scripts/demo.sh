@@ -18,6 +18,7 @@ mkdir -p "$results"
 export UMEM_PHASES=$results/phases.txt
 : >"$UMEM_PHASES"
 record_commit >"$results/commit.txt"
+record_machine >"$results/machine.txt"
 echo "demo failed" >"$results/verdict.txt"
 phase_mark begin "make demo"
 "$ROOT/scripts/kernel.sh"

@@ -83,6 +83,14 @@ record_commit() {
 	echo "${c:-an unrecorded commit}"
 }
 
+# record_machine: the machine a run is timed on, "CORES MODEL" (the
+# run-time tables name it: scripts/runtimes.py).
+record_machine() {
+	local model
+	model=$(sed -n '/^model name/{s/^[^:]*: //;p;q}' /proc/cpuinfo) || model=
+	echo "$(nproc) ${model:-an unknown CPU}"
+}
+
 # copy_sources DEST: a fresh copy of this tree's sources (tracked files
 # and new ones git does not ignore; no build output) in DEST, for a build
 # that must not touch this tree's objects. Objects built there name DEST's

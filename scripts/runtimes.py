@@ -18,8 +18,9 @@ check-install in build/install-results/ (--run check-install), its
 verdict a "N passed, N failed" line.
 
 The run's commit (build/results/commit.txt, "-dirty" when the tree had
-changes) is named in the table and in the README's line, so that the first
-and the warm run can be seen to be of the same tree.
+changes) and machine (machine.txt: cores and CPU model) are named in the
+table and in the README's line, so that the first and the warm run can be
+seen to be of the same tree, and where each was taken.
 
 The guests' parts that took 30 s or more (their "umem: NAME took N s"
 lines in the serial logs of --logs, of the boots the run recorded) follow
@@ -64,7 +65,15 @@ def phases(path, run):
     return out
 
 
-def machine():
+def machine(results):
+    """(cores, CPU model) of the run, from machine.txt ("CORES MODEL", written
+    by the run), else of the machine it runs on."""
+    try:
+        with open(os.path.join(results, "machine.txt")) as f:
+            cores, _, model = f.read().strip().partition(" ")
+            return int(cores), model
+    except (OSError, ValueError):
+        pass
     cores = os.cpu_count()
     model = ""
     try:
@@ -180,7 +189,7 @@ def main():
     rows = phases(os.path.join(results, "phases.txt"), name)
     if not rows:
         sys.exit("no phases recorded")
-    cores, model = machine()
+    cores, model = machine(results)
     result = verdict(results, name)
     at = commit(results)
     body, total = table(rows, name, args.kind, cores, model, result, at)
@@ -195,7 +204,7 @@ def main():
             if args.run != "check":
                 what = f"`{name}`, {what[0].lower() + what[1:]}"
             line = (f"{what}: {mmss(total) if total is not None else 'unfinished'} "
-                    f"on {cores} cores at {at}, `{result}`.")
+                    f"on {cores} cores ({model}) at {at}, `{result}`.")
             replace_block(path, args.run, args.kind, [line])
         else:
             replace_block(path, args.run, args.kind, [""] + body + [""])
