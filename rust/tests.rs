@@ -259,9 +259,12 @@ fn heap_map_refused_while_mapped(t: &Test) {
 /// Where the warning of a move fence dropped unsignalled comes from.
 const FENCE_WARNING_SITE: &str = "rust/kernel/dma_buf/export/fence.rs";
 
-/// An exporter's move fence dropped unsignalled signals itself, and warns:
-/// left unsignalled in a buffer's reservation object, it would make every
-/// later wait for the buffer's kernel fences sleep forever. The warning is
+/// An exporter's move fence dropped unsignalled while another reference
+/// holds it (here the watch's, as a buffer's reservation object would)
+/// signals itself, and warns: left unsignalled in a buffer's reservation
+/// object, it would make every later wait for the buffer's kernel fences
+/// sleep forever. (One nobody else holds is dropped quietly: the example
+/// of `MoveFence`, where a warning fails the run.) The warning is
 /// expected: it is printed between the kernel log lines
 /// `umem-expect-warnings-begin NAME SITE` and `-end NAME`, which the host's
 /// verdict reads; a warning from anywhere else there still fails the run.
