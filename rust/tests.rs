@@ -87,22 +87,26 @@ fn with_umem(t: &Test, f: impl for<'a> FnOnce(&UmemLocked<'a>, &MockBuffer<'_>))
 /// another buffer, which that buffer's own lock then undoes. The exporters'
 /// counts are checked again when the buffers go.
 fn unpin_by_buffer(t: &Test) {
-    let Some((buf, _ibdev, _dev, bound)) = setup(t) else {
+    let Some((buf, ibdev, dev, _bound)) = setup(t) else {
         return;
     };
     let other_buf = match MockBuffer::new(t, &LENS) {
         Ok(other_buf) => other_buf,
         Err(e) => return t.fail(format_args!("second buffer: {e:?}")),
     };
+    let ops = Some(UmemAttachOps::of::<CaseOps>());
     let owned = [buf.dmabuf(), buf.dmabuf(), other_buf.dmabuf()]
-        .map(|dmabuf| OwnedImport::<Sibling>::new(dmabuf, bound, ()));
+        .map(|dmabuf| OwnedUmem::new(ibdev, 0, SIZE, true, dmabuf, dev, ops));
     let [Ok(a), Ok(b), Ok(c)] = &owned else {
         return t.fail(format_args!("an attachment could not be made"));
     };
-    let (Ok(a), Ok(b), Ok(c)) = (a.access(bound), b.access(bound), c.access(bound)) else {
-        return t.fail(format_args!("an attachment is not accessible"));
+    let (Ok(a), Ok(b), Ok(c)) = (
+        a.get().attachment(),
+        b.get().attachment(),
+        c.get().attachment(),
+    ) else {
+        return t.fail(format_args!("a umem has no attachment"));
     };
-    let (a, b, c) = (a.attachment(), b.attachment(), c.attachment());
     let before = (buf.unpinned(), other_buf.unpinned());
     {
         let guard = a.lock();

@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 use crate::abs::page::{max_seg_size, Backing, ChunkSet};
-use crate::abs::probe::{case_device, MappingSlot, Stamp};
+use crate::abs::probe::{case_device, entries, Stamp};
 use crate::abs::workqueue::msleep;
 use crate::exporter::{self, Kind, Placement, StatsSnapshot, MAX_DELAY_MS, MAX_SIZE};
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -21,12 +21,10 @@ use kernel::{kunit_expect, kunit_expect_eq};
 
 const P: usize = PAGE_SIZE;
 
-/// A dynamic importer that unmaps when told the buffer moves, like an RDMA
-/// driver.
+/// A dynamic importer that counts the moves it is told of; its import
+/// unmaps its mapping after each, as an RDMA driver does.
 #[pin_data]
 struct Probe {
-    #[pin]
-    mapping: MappingSlot,
     notified: AtomicU32,
 }
 
@@ -37,8 +35,8 @@ impl Importer for ProbeImporter {
     type Priv = Probe;
     const ALLOW_PEER2PEER: bool = false;
 
-    fn invalidate_mappings(probe: &Probe, attach: LockedAttachment<'_, '_>) {
-        probe_notified(probe, attach);
+    fn invalidate_mappings(probe: &Probe, _attach: LockedAttachment<'_, '_>) {
+        probe.notified.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -51,32 +49,25 @@ impl Importer for Unrevocable {
     const ALLOW_PEER2PEER: bool = false;
 }
 
-fn probe_notified(probe: &Probe, attach: LockedAttachment<'_, '_>) {
-    probe.notified.fetch_add(1, Ordering::Relaxed);
-    // The probe's own attachment: the core notifies each through its own.
-    probe.mapping.unmap(attach);
-}
-
 fn probe() -> impl PinInit<Probe, Error> {
     try_pin_init!(Probe {
-        mapping <- MappingSlot::new(),
         notified: AtomicU32::new(0),
     })
 }
 
-/// Maps (under the lock, after waiting for kernel fences, as an importer
-/// must) and returns the DMA entries.
+/// Maps unless the import holds a mapping already (under the lock, and
+/// waiting for kernel fences, as an importer must: `ImportGuard::map`) and
+/// returns the DMA entries of the import's mapping.
 fn map(import: &Import<ProbeImporter>) -> Result<KVec<(u64, u32)>> {
-    let guard = import.attachment().lock();
-    let locked = guard.view();
-    let v = import.data().mapping.map_entries(locked)?;
-    locked.resv().wait_kernel_fences()?;
-    Ok(v)
+    let mut guard = import.lock();
+    if !guard.is_mapped() {
+        guard.map()?;
+    }
+    guard.with_mapping(|m| entries(m)).ok_or(EINVAL)?
 }
 
 fn unmap(import: &Import<ProbeImporter>) {
-    let guard = import.attachment().lock();
-    import.data().mapping.unmap(guard.view());
+    import.lock().unmap();
 }
 
 fn pattern(len: usize, seed: u8) -> Result<KVec<u8>> {
@@ -242,7 +233,7 @@ fn migrate_remaps(t: &Test) {
     for round in 1..=3u32 {
         kunit_expect!(t, exporter::migrate(&buf, 10, false).is_ok());
         kunit_expect_eq!(t, imp.data().notified.load(Ordering::Relaxed), round);
-        kunit_expect!(t, imp.data().mapping.is_empty());
+        kunit_expect!(t, !imp.lock().is_mapped());
         let Ok(after) = map(imp) else {
             return t.fail(format_args!("re-map failed"));
         };
@@ -271,12 +262,9 @@ fn migrate_refusals(t: &Test) {
     let Some(imp) = access(t, &owned, dev) else {
         return;
     };
-    let pin = imp.attachment().lock().view().pin();
-    kunit_expect!(t, pin.is_ok());
+    kunit_expect!(t, imp.lock().pin().is_ok());
     kunit_expect_eq!(t, exporter::migrate(&buf, 0, false), Err(EBUSY));
-    if let Ok(pin) = pin {
-        kunit_expect!(t, imp.attachment().lock().view().unpin(pin).is_ok());
-    }
+    kunit_expect!(t, imp.lock().unpin());
     kunit_expect_eq!(
         t,
         exporter::migrate(&buf, MAX_DELAY_MS + 1, false),
@@ -317,10 +305,9 @@ fn two_attachments_same_pages(t: &Test) {
     }
 }
 
-/// A slot gives its mapping back only to the attachment it was made for:
-/// another attachment of the same buffer can neither take it over nor
-/// unmap it.
-fn slot_keeps_its_attachment(t: &Test) {
+/// An import's mapping is its own: another import of the same buffer, held
+/// under the same reservation lock, neither holds nor unmaps it.
+fn import_keeps_its_mapping(t: &Test) {
     let Some(dev) = device(t) else { return };
     let Some(buf) = setup(t, 4 * P, &[1, 2, 1], true) else {
         return;
@@ -333,18 +320,15 @@ fn slot_keeps_its_attachment(t: &Test) {
     };
     kunit_expect!(t, map(a).is_ok());
     {
-        let guard = b.attachment().lock();
-        kunit_expect_eq!(
-            t,
-            a.data().mapping.map_entries(guard.view()).err(),
-            Some(EBUSY)
-        );
-        kunit_expect!(t, !a.data().mapping.unmap(guard.view()));
+        let mut guard = b.lock();
+        kunit_expect!(t, !guard.is_mapped());
+        kunit_expect!(t, guard.with_mapping(|_| ()).is_none());
+        kunit_expect!(t, !guard.unmap());
     }
-    kunit_expect!(t, !a.data().mapping.is_empty());
+    kunit_expect!(t, a.lock().is_mapped());
     kunit_expect_eq!(t, exporter::stats(&buf).map(|s| s.mappings), Ok(1));
     unmap(a);
-    kunit_expect!(t, a.data().mapping.is_empty());
+    kunit_expect!(t, !a.lock().is_mapped());
     kunit_expect_eq!(t, exporter::stats(&buf).map(|s| s.mappings), Ok(0));
 }
 
@@ -570,7 +554,7 @@ mod suite {
     }
 
     #[test]
-    fn slot_keeps_its_attachment() {
-        Test::with_current(super::slot_keeps_its_attachment);
+    fn import_keeps_its_mapping() {
+        Test::with_current(super::import_keeps_its_mapping);
     }
 }

@@ -10,7 +10,7 @@ use kernel::bindings;
 use kernel::device::Device;
 use kernel::dma::{attrs, Attrs, DataDirection};
 use kernel::dma_buf::export::Fault;
-use kernel::dma_buf::Attachment;
+use kernel::dma_buf::{Attachment, AttachmentInfo};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::sync::aref::ARef;
@@ -337,7 +337,7 @@ impl Drop for RawTable {
 
 /// `dma_get_max_seg_size()` of the device of `attach`: its DMA parameters'
 /// limit, or 64 KiB without any.
-pub(crate) fn max_seg_size(attach: &Attachment) -> usize {
+pub(crate) fn max_seg_size(attach: &AttachmentInfo) -> usize {
     // SAFETY: the attachment is live and holds its device.
     let dev = unsafe { (*attach.as_raw()).dev };
     // SAFETY: `dev` is live (above); `dma_parms` is set up by its
