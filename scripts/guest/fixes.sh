@@ -4,7 +4,8 @@
 # or rxe) and reports what each saw, one line each:
 #   @@UMEM-FIXES CASE bug|clean|error DETAIL@@
 # The host decides: on pristine every case must be "bug", on the fixed
-# kernels "clean".
+# kernels "clean". With umem.fixes_only=CASE (the only-N stages, one fix
+# alone) only that case runs.
 #   phys_vec_table_leak        0001: 64 maps and unmaps of a table built by
 #                              dma_buf_phys_vec_to_sgt(); kmemleak's count
 #                              of unreferenced objects allocated under it
@@ -29,14 +30,16 @@
 . /umem/lib.sh
 
 stage=unknown
+only=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	umem.fixes_stage=*) stage=${arg#umem.fixes_stage=} ;;
+	umem.fixes_only=*) only=${arg#umem.fixes_only=} ;;
 	umem.resend=*) set -- $(echo "${arg#umem.resend=}" | tr , ' ')
 		RESEND_TIMEOUT=$1 RESEND_SECS=$2 RESEND_STALL=$3 RESEND_PAIRS=$4 ;;
 	esac
 done
-echo "# check-fixes: stage $stage, kernel $(uname -r)"
+echo "# check-fixes: stage $stage${only:+, only $only}, kernel $(uname -r)"
 
 report() {
 	echo "@@UMEM-FIXES $*@@"
@@ -166,28 +169,38 @@ if [ -n "$role" ]; then
 	exit 0
 fi
 
-if ! insmod /umem/modules/fixes_repro.ko || [ ! -w $D/import ]; then
-	report module error "fixes_repro did not load or bind ivshmem"
-	exit 1
-fi
-# DMA-API debugging prints only its first error unless told otherwise.
-echo 1 >/sys/kernel/debug/dma-api/all_errors
-echo 1 >/proc/sys/vm/nr_hugepages
-phys_vec_table_leak
-segments udmabuf_segment_size udmabuf 2048
-segments system_heap_segment_size heap 4096
-rmmod fixes_repro
+# runs CASE: whether this boot runs CASE.
+runs() {
+	[ -z "$only" ] || [ "$only" = "$1" ]
+}
 
+if runs phys_vec_table_leak || runs udmabuf_segment_size || runs system_heap_segment_size; then
+	if ! insmod /umem/modules/fixes_repro.ko || [ ! -w $D/import ]; then
+		report module error "fixes_repro did not load or bind ivshmem"
+		exit 1
+	fi
+	# DMA-API debugging prints only its first error unless told otherwise.
+	echo 1 >/sys/kernel/debug/dma-api/all_errors
+	echo 1 >/proc/sys/vm/nr_hugepages
+	! runs phys_vec_table_leak || phys_vec_table_leak
+	! runs udmabuf_segment_size || segments udmabuf_segment_size udmabuf 2048
+	! runs system_heap_segment_size || segments system_heap_segment_size heap 4096
+	rmmod fixes_repro
+	echo 0 >/proc/sys/vm/nr_hugepages
+fi
+
+runs rxe_resend_after_full_ack || [ "$stage" = rxe ] || exit 0
 GIDX=$(rxe_setup)
-for c in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
-	echo "${c##*/} $(cat "$c")"
-done >/tmp/counters.before
-rxe_resend_after_full_ack "${RESEND_TIMEOUT:-1}" "${RESEND_SECS:-60}" "${RESEND_STALL:-4}" "${RESEND_PAIRS:-12}"
-for c in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
-	echo "${c##*/} $(cat "$c")"
-done | diff /tmp/counters.before - | sed -n 's/^+\([a-z]\)/# rxe0 counter after the stream: \1/p'
+if runs rxe_resend_after_full_ack; then
+	for c in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+		echo "${c##*/} $(cat "$c")"
+	done >/tmp/counters.before
+	rxe_resend_after_full_ack "${RESEND_TIMEOUT:-1}" "${RESEND_SECS:-60}" "${RESEND_STALL:-4}" "${RESEND_PAIRS:-12}"
+	for c in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+		echo "${c##*/} $(cat "$c")"
+	done | diff /tmp/counters.before - | sed -n 's/^+\([a-z]\)/# rxe0 counter after the stream: \1/p'
+fi
 if [ "$stage" = rxe ]; then
 	rxe_dmabuf_mr udmabuf
 	rxe_dmabuf_mr heap
 fi
-echo 0 >/proc/sys/vm/nr_hugepages

@@ -564,6 +564,21 @@ fixes_log clean >"$tmp/fx-rxe"
 fixes_case pass "rxe kernel, DmaBuf tests passed" rxe "$tmp/fx-rxe"
 fixes_log clean "" 0 fail >"$tmp/fx-rxe1"
 fixes_case fail "rxe kernel, DmaBuf tests failed" rxe "$tmp/fx-rxe1"
+# A fix alone (only-N): its own case clean, the others not run.
+printf '%s\n' '@@UMEM-FIXES udmabuf_segment_size clean 2048 KiB: 32 entries@@' \
+	'@@UMEM-DMESG-BEGIN@@' '@@UMEM-DMESG-END@@' '@@UMEM-DMA-API-ERRORS 0@@' >"$tmp/fx-only2"
+fixes_case pass "fix 2 alone, its case clean" only-2 "$tmp/fx-only2"
+sed 's/udmabuf_segment_size clean/udmabuf_segment_size bug/' "$tmp/fx-only2" >"$tmp/fx-only2b"
+fixes_case fail "fix 2 alone, its bug still seen" only-2 "$tmp/fx-only2b"
+fixes_case fail "fix 3 alone judged on fix 2's case" only-3 "$tmp/fx-only2"
+sed 's/^@@UMEM-DMA-API-ERRORS 0@@/@@UMEM-DMA-API-ERRORS 2@@/' "$tmp/fx-only2" >"$tmp/fx-only2c"
+fixes_case fail "fix 2 alone, a DMA-API error counted" only-2 "$tmp/fx-only2c"
+sed 's/^@@UMEM-DMESG-BEGIN@@$/&\n[    0.59] DMA-API: preallocated 65536 debug entries\n[    0.60] DMA-API: debugging enabled by kernel config/' \
+	"$tmp/fx-only2" >"$tmp/fx-only2d"
+fixes_case pass "fix 2 alone, DMA-API debugging's boot lines in its log" only-2 "$tmp/fx-only2d"
+sed 's/^@@UMEM-DMESG-BEGIN@@$/&\n[   9.1] DMA-API: ivshmem 0000:00:04.0: device driver frees DMA memory with wrong function/' \
+	"$tmp/fx-only2" >"$tmp/fx-only2e"
+fixes_case fail "fix 2 alone, a DMA-API error in its log" only-2 "$tmp/fx-only2e"
 # Fix 4's pair (fixes.sh judge STAGE SLOG CLOG SRC CRC): pristine must warn
 # (its server may hang after the warning); a fixed pair must finish, report
 # clean and hold no warning in either log.
@@ -585,6 +600,8 @@ printf '%s\n' '@@UMEM-DMESG-BEGIN@@' '@@UMEM-DMESG-END@@' >"$tmp/fx-cli"
 pair_case pass "pristine pair: the server warned and hung" pristine "$tmp/fx-srv-warn" "$tmp/fx-cli" 1 0
 pair_case fail "pristine pair: no warning" pristine "$tmp/fx-srv-clean" "$tmp/fx-cli" 0 0
 pair_case pass "fixed pair: clean, both finished" fixes "$tmp/fx-srv-clean" "$tmp/fx-cli" 0 0
+pair_case pass "fix 4 alone: clean, both finished" only-4 "$tmp/fx-srv-clean" "$tmp/fx-cli" 0 0
+pair_case fail "fix 4 alone: the server warned" only-4 "$tmp/fx-srv-warn" "$tmp/fx-cli" 1 0
 pair_case fail "fixed pair: the server did not finish" fixes "$tmp/fx-srv-clean" "$tmp/fx-cli" 1 0
 cat "$tmp/fx-srv-clean" "$tmp/fx-srv-warn" >"$tmp/fx-srv-both"
 pair_case fail "fixed pair: a warning in the server's log" fixes "$tmp/fx-srv-both" "$tmp/fx-cli" 0 0
