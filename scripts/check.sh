@@ -258,6 +258,11 @@ record "the manual's patch references match patches/linux-$UMEM_KVER" "$ROOT/scr
 # is that every mutant still applies, so the lane cannot find one stale.
 record "every mutant of make mutants applies to its tree (scripts/mutants/)" \
 	python3 "$ROOT/scripts/mutants.py" --mutants "$ROOT/scripts/mutants" --check-apply "$ROOT" "$KSRC"
+# Where the kill matrix is quoted, its age is stated from git: a commit that
+# changes the importer, the series' Rust or a mutant updates the count.
+record "README and mutants.rst state the kill matrix's age as git counts it" \
+	python3 "$ROOT/scripts/matrix_age.py" --check "$ROOT/README.md" "$ROOT/Documentation/mutants.rst"
+record "the kill matrix's age check refuses a wrong count" python3 "$ROOT/scripts/matrix_age.py" --selftest
 phase_mark end "host checks"
 # The main boot waits for the host checks: started beside them and the
 # rdma-core boot, it overcommitted the two cores, and the rdma-core boot
