@@ -824,19 +824,42 @@ def plots_scale(scale, flat, istorm, outdir):
     import matplotlib.pyplot as plt
 
     if scale:
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for src, mode in sorted({(r["source"], r["mode"]) for r in scale}):
-            rs = [r for r in scale if (r["source"], r["mode"]) == (src, mode)]
-            x = [r["bytes"] >> 20 for r in rs]
-            for imp, style in (("c", "o-"), ("rust", "s--")):
-                ax.plot(x, [r[f"{imp}_ns"] / 1e3 / (r["bytes"] >> 20) for r in rs], style,
-                        label=f"{src} {mode} {imp}")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("buffer (MiB)")
-        ax.set_ylabel("us per MiB (median)")
-        ax.set_title("Registration + first access + deregistration (TCG)")
-        ax.legend(fontsize=6, ncol=2)
-        ax.grid(True, which="both", alpha=0.3)
+        # One panel per exporter layout: in each, a colour per mode, C solid
+        # and Rust dashed in that colour, the band between the 10th and 90th
+        # percentiles of the rounds drawn around each line.
+        sources = sorted({r["source"] for r in scale})
+        cols = min(len(sources), 3)
+        rows_n = (len(sources) + cols - 1) // cols
+        fig, axes = plt.subplots(rows_n, cols, figsize=(4 * cols, 3.4 * rows_n),
+                                 sharey=True, squeeze=False)
+        colours = {"pinned": "tab:blue", "dynamic": "tab:orange"}
+        for ax, src in zip(axes.flat, sources):
+            for mode in sorted({r["mode"] for r in scale if r["source"] == src}):
+                rs = sorted((r for r in scale if (r["source"], r["mode"]) == (src, mode)),
+                            key=lambda r: r["bytes"])
+                x = [r["bytes"] >> 20 for r in rs]
+                colour = colours.get(mode, "tab:grey")
+                for imp, style in (("c", "-"), ("rust", "--")):
+                    mib = [r["bytes"] >> 20 for r in rs]
+                    ax.plot(x, [r[f"{imp}_ns"] / 1e3 / m for r, m in zip(rs, mib)], style,
+                            marker="o" if imp == "c" else "s", ms=3, color=colour,
+                            label=f"{mode}, {'C' if imp == 'c' else 'Rust'}")
+                    if all(f"{imp}_p10" in r and f"{imp}_p90" in r for r in rs):
+                        ax.fill_between(x, [r[f"{imp}_p10"] / 1e3 / m for r, m in zip(rs, mib)],
+                                        [r[f"{imp}_p90"] / 1e3 / m for r, m in zip(rs, mib)],
+                                        color=colour, alpha=0.12 if imp == "c" else 0.08, lw=0)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_title(src, fontsize=9)
+            ax.set_xlabel("buffer (MiB)", fontsize=8)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=6)
+        for ax in list(axes.flat)[len(sources):]:
+            ax.set_visible(False)
+        for ax in axes[:, 0]:
+            ax.set_ylabel("us per MiB (median;\nband: p10 to p90)", fontsize=8)
+        fig.suptitle("Registration + first access + deregistration, per exporter layout (TCG)",
+                     fontsize=10)
         fig.tight_layout()
         fig.savefig(outdir / "scale.png", dpi=110)
         plt.close(fig)
