@@ -20,7 +20,7 @@
 # 3 and 5) and once as two guests on a link (fix 4, rxe_deadqp); an only-N
 # stage boots once, for its own case. Ends with "N passed, N failed".
 #
-#   fixes.sh          build what is not cached, boot the three kernels
+#   fixes.sh          build what is not cached, boot every stage
 #   fixes.sh build    build only
 #   fixes.sh boot STAGE [CMDLINE...]  boot one built stage and judge it
 #   fixes.sh pair STAGE [CMDLINE...]  the same for its two-guest case
