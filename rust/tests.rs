@@ -109,7 +109,9 @@ fn unpin_by_buffer(t: &Test) {
     };
     let before = (buf.unpinned(), other_buf.unpinned());
     {
-        let guard = a.lock();
+        let Ok(guard) = a.lock() else {
+            return t.fail(format_args!("the attachment's lock was refused"));
+        };
         let locked = guard.view();
         match locked.sibling(b).map(|b| b.pin()) {
             Some(Ok(pin)) => kunit_expect!(t, locked.unpin(pin).is_ok()),
@@ -117,15 +119,18 @@ fn unpin_by_buffer(t: &Test) {
         }
     }
     kunit_expect_eq!(t, buf.unpinned(), before.0 + 1);
-    let pin = match c.lock().view().pin() {
+    let pin = match c.lock().and_then(|g| g.view().pin()) {
         Ok(pin) => pin,
         Err(e) => return t.fail(format_args!("pin of the other buffer: {e:?}")),
     };
-    let back = a.lock().view().unpin(pin);
+    let back = match a.lock() {
+        Ok(g) => g.view().unpin(pin),
+        Err(_) => Err(pin),
+    };
     kunit_expect_eq!(t, buf.unpinned(), before.0 + 1);
     kunit_expect_eq!(t, other_buf.unpinned(), before.1);
     match back {
-        Err(pin) => kunit_expect!(t, c.lock().view().unpin(pin).is_ok()),
+        Err(pin) => kunit_expect!(t, c.lock().is_ok_and(|g| g.view().unpin(pin).is_ok())),
         Ok(()) => t.fail(format_args!(
             "another buffer's pin was undone under this lock"
         )),

@@ -386,7 +386,7 @@ macro_rules! exporter_impl {
                 // store (and zap mappings) between choosing the page and
                 // mapping it; after the fence wait the store's contents are
                 // complete.
-                let guard = dmabuf.resv().lock();
+                let guard = dmabuf.resv().lock()?;
                 guard.wait_kernel_fences()?;
                 let store = self.buf.store.lock().clone();
                 let r = match store {
@@ -399,7 +399,7 @@ macro_rules! exporter_impl {
 
             fn begin_cpu_access(&self, dmabuf: &DmaBuf) -> Result {
                 // CPU access after a migration sees the copied contents.
-                dmabuf.resv().lock().wait_kernel_fences()
+                dmabuf.resv().lock()?.wait_kernel_fences()
             }
 
             $($extra)*
@@ -590,7 +590,7 @@ pub(crate) fn migrate_to(
     if !buf.dynamic {
         return Err(EOPNOTSUPP);
     }
-    let guard = exported(dmabuf)?.lock();
+    let guard = exported(dmabuf)?.lock()?;
     // The previous migration's copy must be complete before it is copied again.
     guard.wait_kernel_fences()?;
     if buf.stats.pins.load(Ordering::Relaxed) > 0 {
@@ -709,7 +709,14 @@ pub(crate) fn revoke(vram: &Arc<Vram>, revoke_pinned: bool) -> Revoked {
             continue;
         };
         let buf = &exp.buf;
-        let guard = exported.lock();
+        let guard = match exported.lock() {
+            Ok(guard) => guard,
+            Err(e) => {
+                done.failed += 1;
+                done.error = Some(e);
+                continue;
+            }
+        };
         let store = buf.store.lock().clone();
         if !matches!(&store, Store::Device(set) if set.is_in(vram)) {
             continue;
@@ -756,7 +763,7 @@ pub(crate) fn revoke_buffer(dmabuf: &DmaBuf, restore: bool) -> Result<Revocation
     if !buf.revocable {
         return Err(EINVAL);
     }
-    let guard = exported(dmabuf)?.lock();
+    let guard = exported(dmabuf)?.lock()?;
     if buf.revoked.load(Ordering::Relaxed) != restore {
         return Err(EALREADY);
     }
@@ -817,7 +824,7 @@ pub(crate) fn latency(dmabuf: &DmaBuf) -> Result<LatencySamples> {
     // Fresh vectors swapped in, allocated before the locks are taken.
     let mut unmap = Samples::new(true)?;
     let mut remap = Samples::new(true)?;
-    let guard = exported(dmabuf)?.lock();
+    let guard = exported(dmabuf)?.lock()?;
     let mut l = buf.latency.lock();
     core::mem::swap(&mut l.unmap, &mut unmap);
     core::mem::swap(&mut l.remap, &mut remap);
@@ -876,7 +883,7 @@ pub(crate) fn stats(dmabuf: &DmaBuf) -> Result<StatsSnapshot> {
 /// Reads the current contents (after any pending migration copy).
 pub(crate) fn read(dmabuf: &DmaBuf, offset: usize, out: &mut [u8]) -> Result {
     let buf = buffer(dmabuf)?;
-    let guard = dmabuf.resv().lock();
+    let guard = dmabuf.resv().lock()?;
     guard.wait_kernel_fences()?;
     let store = buf.store.lock().clone();
     // Copied under the reservation lock, as `write` copies: a write or a
@@ -889,7 +896,7 @@ pub(crate) fn read(dmabuf: &DmaBuf, offset: usize, out: &mut [u8]) -> Result {
 /// Writes the current contents (after any pending migration copy).
 pub(crate) fn write(dmabuf: &DmaBuf, offset: usize, data: &[u8]) -> Result {
     let buf = buffer(dmabuf)?;
-    let guard = dmabuf.resv().lock();
+    let guard = dmabuf.resv().lock()?;
     guard.wait_kernel_fences()?;
     let store = buf.store.lock().clone();
     let r = store.write(offset, data);

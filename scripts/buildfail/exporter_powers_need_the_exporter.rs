@@ -10,7 +10,7 @@ use kernel::prelude::*;
 
 pub(crate) fn case(fd: i32) -> Result {
     let buf = DmaBuf::get(fd)?;
-    let guard = buf.lock(); //~twin: let guard = buf.exported::<TestExporter>().ok_or(EINVAL)?.lock();
+    let guard = buf.lock()?; //~twin: let guard = buf.exported::<TestExporter>().ok_or(EINVAL)?.lock()?;
     guard.invalidate_mappings();
     Ok(())
 }

@@ -20,7 +20,7 @@ impl Importer for Probe {
 pub(crate) fn case(buf: ARef<DmaBuf>, dev: &Device, bound: &Device<Bound>) -> Result {
     let _ = bound;
     let import = OwnedImport::<Probe>::new(buf, dev, 0)?; //~twin: let import = OwnedImport::<Probe>::new(buf, bound, 0)?;
-    let mut guard = import.access(bound)?.lock();
+    let mut guard = import.access(bound)?.lock()?;
     guard.map()?;
     Ok(())
 }

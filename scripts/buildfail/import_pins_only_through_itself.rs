@@ -21,6 +21,6 @@ impl Importer for Pinner {
 pub(crate) fn case(buf: ARef<DmaBuf>, dev: &Device<Bound>) -> kernel::error::Result {
     let import = OwnedImport::<Pinner>::new(buf, dev, ())?;
     let import = import.access(dev)?;
-    let _pin = import.attachment().lock().view().pin()?; //~twin: import.lock().pin()?;
+    let _pin = import.attachment().lock()?.view().pin()?; //~twin: import.lock()?.pin()?;
     Ok(())
 }

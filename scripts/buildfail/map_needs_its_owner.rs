@@ -9,7 +9,7 @@
 use kernel::dma_buf::Attachment;
 
 pub(crate) fn case(attach: &Attachment) -> kernel::error::Result {
-    let guard = attach.lock();
+    let guard = attach.lock()?;
     let first = guard.view().map()?; //~twin: let first = unsafe { guard.view().map() }?;
     first.unmap();
     Ok(())

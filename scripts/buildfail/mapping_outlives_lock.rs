@@ -5,7 +5,7 @@
 use kernel::dma_buf::Attachment;
 
 pub(crate) fn case(attach: &Attachment) -> kernel::error::Result<usize> {
-    let guard = attach.lock();
+    let guard = attach.lock()?;
     // SAFETY: not run; only compiled.
     let mapping = unsafe { guard.view().map() }?;
     drop(guard); //~twin: let n = mapping.table().iter().count();

@@ -6,7 +6,7 @@
 use kernel::dma_buf::{Attachment, Mapping};
 
 pub(crate) fn case(attach: &Attachment) -> kernel::error::Result {
-    let guard = attach.lock();
+    let guard = attach.lock()?;
     // SAFETY: not run; only compiled.
     let mapping = unsafe { guard.view().map() }?;
     let parts = mapping.into_raw_parts(); //~twin: let parts = unsafe { mapping.into_raw_parts() };

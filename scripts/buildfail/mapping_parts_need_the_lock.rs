@@ -7,7 +7,7 @@
 use kernel::dma_buf::{Attachment, Mapping};
 
 pub(crate) fn case(attach: &Attachment) -> kernel::error::Result {
-    let guard = attach.lock();
+    let guard = attach.lock()?;
     // SAFETY: not run; only compiled.
     let parts = unsafe { guard.view().map()?.into_raw_parts() };
     // SAFETY: not run; only compiled.

@@ -17,7 +17,7 @@ pub(crate) fn case(buf: ARef<DmaBuf>, dev: &Device, data: &u32) -> kernel::error
     // SAFETY: not run; only compiled.
     let attach =
         unsafe { DynAttachment::new(buf, dev, Some(ImporterOps::<Probe>::table()), data)? };
-    let guard = attach.attachment().lock();
+    let guard = attach.attachment().lock()?;
     // SAFETY: not run; only compiled.
     let mapping = unsafe { guard.view().map() }?;
     let _ = mapping.table().iter().count();

@@ -20,8 +20,8 @@ pub(crate) fn case(buf: ARef<DmaBuf>, dev: &Device, data: &u32) -> kernel::error
     // SAFETY: not run; only compiled.
     let attach =
         unsafe { DynAttachment::new(buf, dev, Some(ImporterOps::<Probe>::table()), data)? };
-    let pin = attach.attachment().lock().view().pin()?;
-    drop(attach); //~twin: attach.attachment().lock().view().unpin(pin).map_err(|_| EINVAL)?;
+    let pin = attach.attachment().lock()?.view().pin()?;
+    drop(attach); //~twin: attach.attachment().lock()?.view().unpin(pin).map_err(|_| EINVAL)?;
     pin.into_raw(); //~twin: drop(attach);
     Ok(())
 }

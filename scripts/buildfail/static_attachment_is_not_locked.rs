@@ -9,6 +9,6 @@ use kernel::dma_buf::DmaBuf;
 
 pub(crate) fn case(buf: &DmaBuf, dev: &Device<Bound>) -> kernel::error::Result {
     let attach = buf.attach(dev)?;
-    let _pin = attach.attachment().lock().view().pin()?; //~twin: let _size = attach.dmabuf().size();
+    let _pin = attach.attachment().lock()?.view().pin()?; //~twin: let _size = attach.dmabuf().size();
     Ok(())
 }

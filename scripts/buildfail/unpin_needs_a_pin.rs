@@ -7,7 +7,7 @@ use kernel::dma_buf::Attachment;
 use kernel::error::code::EINVAL;
 
 pub(crate) fn case(attach: &Attachment) -> kernel::error::Result {
-    let guard = attach.lock();
+    let guard = attach.lock()?;
     let _pin = guard.view().pin()?; //~twin: let pin = guard.view().pin()?;
     guard.view().unpin(); //~twin: guard.view().unpin(pin).map_err(|_| EINVAL)?;
     Ok(())

@@ -6,7 +6,7 @@ use kernel::dma_buf::Attachment;
 use kernel::error::code::EINVAL;
 
 pub(crate) fn case(attach: &Attachment) -> kernel::error::Result {
-    let guard = attach.lock();
+    let guard = attach.lock()?;
     let pin = guard.view().pin()?;
     guard.view().unpin(pin).map_err(|_| EINVAL)?;
     guard.view().unpin(pin).map_err(|_| EINVAL)?; //~twin:

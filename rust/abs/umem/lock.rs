@@ -18,7 +18,7 @@ impl UmemDmabuf {
     pub(crate) fn lock(&self) -> Result<UmemGuard<'_>> {
         // INVARIANT: the lock of the umem's own attachment.
         Ok(UmemGuard {
-            guard: self.attachment()?.lock(),
+            guard: self.attachment()?.lock()?,
             umem: self,
         })
     }
