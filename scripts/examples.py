@@ -122,7 +122,7 @@ def main():
         for f in changed:
             if not f.endswith('.rs'):
                 continue
-            whole = f == 'rust/kernel/dma_buf.rs' or f.startswith('rust/kernel/dma_buf/')
+            whole = f.startswith('rust/kernel/dma_buf/')
             todo.append((f'{args.ksrc}/{f}', None if whole else added_lines(args.ksrc, args.base, f)))
     bad = 0
     for path, wanted in todo:

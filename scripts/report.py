@@ -178,7 +178,7 @@ def known_upstream(lines):
 
 def warning_from(line, site):
     """Whether the WARNING line was raised at SITE: a source file
-    ("WARNING: rust/kernel/dma_buf.rs:781 at ...", or "at FILE:LINE" in the
+    ("WARNING: rust/kernel/dma_buf/mod.rs:781 at ...", or "at FILE:LINE" in the
     older form) or a function ("at func+0x1/0x2")."""
     return re.search(r"(^|[\s/])" + re.escape(site) + r"(:\d|\+0x)", PREFIX_RE.sub("", line)) \
         is not None
