@@ -368,8 +368,8 @@ gate() {
 # held below C's (Documentation/performance.rst): 0.950 per table entry,
 # 1.000 per one-entry registration. Five rounds per entry
 # suffice; the one-entry rounds are many because an occasional block
-# catches a slab refill on one side. The counts are the pinned toolchain's
-# (rust-toolchain.toml, scripts/lib.sh).
+# catches a slab refill on one side. The counts are the fast kernel's
+# toolchain (INLINE_RUSTC and clang-19, C helpers inlined; scripts/lib.sh).
 gate_insns() {
 	gate_boot gate-insns 950 1000 "-icount shift=0,sleep=off" \
 		bench_gate_rounds=5 bench_gate_op_rounds=101

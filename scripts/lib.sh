@@ -41,6 +41,13 @@ BINDGEN_VERSION=0.73.2
 # The rustc of the GCC-built tree (UMEM_KERNEL=gcc): 7.3's minimum
 # (scripts/min-tool-version.sh), installed by setup.sh beside the pinned one.
 GCC_RUSTC=1.85.0
+# The rustc of the fast kernel (UMEM_KERNEL=fast: make demo, make bench and
+# the speed gates): the release built on the LLVM of the pinned clang
+# (19.1.7), so that Kconfig sees RUSTC_CLANG_LLVM_COMPATIBLE and
+# kernel/fast.config's CONFIG_RUST_INLINE_HELPERS inlines rust/helpers/
+# into the kernel crate and the modules, as the C callers have them
+# inline. Installed by setup.sh; part of that kernel's cache key.
+INLINE_RUSTC=1.86.0
 LLVM_DEB_VERSION=1:19.1.7-3~deb12u1
 LLVM_DEBS=(clang-19 lld-19 llvm-19 libclang-19-dev)
 LOGDIR=${UMEM_LOGDIR:-$ROOT/build/logs}
@@ -148,7 +155,8 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 #   test     make check: kernel/umem.config + kernel/test.config (lockdep,
 #            KASAN, kmemleak, fault injection)
 #   fast     make demo and benchmarks: kernel/umem.config + kernel/fast.config
-#            (trace events with jump labels, as distributions ship)
+#            (trace events with jump labels, as distributions ship; C
+#            helpers inlined into Rust), built with rustc $INLINE_RUSTC
 #   drivers  no kernel: the directories of the hardware RDMA drivers of
 #            kernel/drivers.config, compiled only (make check)
 #   real-tables  make check's real-tables boot: the test kernel without
@@ -178,6 +186,7 @@ kernel_vars() {
 	fast)
 		KOUT=$UMEM_CACHE/build-fast$KSUFFIX
 		KFRAGMENTS=("$k/umem.config" "$k/linux-$UMEM_KVER.config" "$k/fast.config")
+		export RUSTUP_TOOLCHAIN=$INLINE_RUSTC
 		;;
 	drivers)
 		KOUT=$UMEM_CACHE/build-drivers$KSUFFIX
@@ -303,6 +312,11 @@ toolchain_pinned() {
 		[ "$v" = "$LLVM_DEB_VERSION" ] ||
 			{ echo "$p is '$v', lib.sh pins $LLVM_DEB_VERSION" >&2; rc=1; }
 	done
+	# The fast kernel's rustc and clang on one LLVM (INLINE_RUSTC).
+	v=$(rustc +"$INLINE_RUSTC" -vV 2>/dev/null | sed -n 's/^LLVM version: //p')
+	p=$(clang$KLLVM --version 2>/dev/null | sed -n 's/^.*clang version \([0-9.]*\).*$/\1/p')
+	[ -n "$v" ] && [ "$v" = "$p" ] ||
+		{ echo "rustc $INLINE_RUSTC is on LLVM '$v', clang$KLLVM on '$p': the fast kernel cannot inline the C helpers" >&2; rc=1; }
 	return $rc
 }
 

@@ -58,9 +58,16 @@ if [ "$(rustup component list --toolchain "$GCC_RUSTC" --installed 2>/dev/null |
 	rustup toolchain install --profile minimal -c rust-src,rustfmt "$GCC_RUSTC" >/dev/null ||
 		die "rustup toolchain install $GCC_RUSTC failed"
 fi
+# The rustc whose LLVM is clang-19's, for the fast kernel (UMEM_KERNEL=fast,
+# lib.sh): with it Kbuild inlines the C helpers into Rust.
+if [ "$(rustup component list --toolchain "$INLINE_RUSTC" --installed 2>/dev/null | grep -c "^rust-src\\|^rustfmt")" != 2 ]; then
+	say "installing Rust $INLINE_RUSTC with rust-src and rustfmt (LLVM 19, as clang-19: for the fast kernel)"
+	rustup toolchain install --profile minimal -c rust-src,rustfmt "$INLINE_RUSTC" >/dev/null ||
+		die "rustup toolchain install $INLINE_RUSTC failed"
+fi
 if ! bindgen --version 2>/dev/null | grep -q " $BINDGEN_VERSION\$"; then
 	say "installing bindgen-cli $BINDGEN_VERSION (about 2 minutes)"
-	cargo install --locked --quiet bindgen-cli --version "$BINDGEN_VERSION" ||
+	RUSTUP_TOOLCHAIN=$RUST_TOOLCHAIN cargo install --locked --quiet bindgen-cli --version "$BINDGEN_VERSION" ||
 		die "cargo install bindgen-cli $BINDGEN_VERSION failed"
 fi
 fetch_kernel_deb
