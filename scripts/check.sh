@@ -218,7 +218,7 @@ record "checkpatch --strict: patches" "$ROOT/scripts/kpatch.sh" check
 # The series as the trees would take it (patches/linux-7.3/series/).
 record "kernel series: each applies in order onto pristine 7.3.4 and its prerequisites" \
 	"$ROOT/scripts/series.sh" check
-record "make series: from and signed off by the submitter (SIGNOFF=1) only, never the placeholder identity" \
+record "make series: from and signed off by the submitter (SIGNOFF=1) alone, the MAINTAINERS M: theirs, none without one" \
 	"$ROOT/scripts/series.sh" selftest
 record "kernel crate with the series' abstractions: clippy (CLIPPY=1, no warnings)" \
 	"$ROOT/scripts/lint.sh" clippy-kernel

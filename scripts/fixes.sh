@@ -94,7 +94,7 @@ checkout() {
 	git_tree "$WT" am --abort >/dev/null 2>&1 || true
 	git_tree "$WT" checkout -q -f --detach pristine
 	for p in $(stage_patches "$1"); do
-		git_tree "$WT" am -q --keep-cr "$p" >"$LOGDIR/fixes-patch.log" 2>&1 ||
+		am_patch "$WT" "$p" >"$LOGDIR/fixes-patch.log" 2>&1 ||
 			{ cat "$LOGDIR/fixes-patch.log" >&2; die "$(basename "$p") does not apply"; }
 	done
 }

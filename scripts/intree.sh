@@ -62,13 +62,13 @@ current() {
 # make OUTDIR: writes the patch into OUTDIR (its file name as
 # git format-patch gives it), numbered as the last of the series.
 make_patch() {
-	local out=$1 tmp who name email n src dst f
+	local out=$1 tmp name email n src dst f
 	git -C "$KSRC" rev-parse -q --verify pristine >/dev/null ||
 		die "no pristine tree in $KSRC (scripts/kernel.sh --source)"
-	who=$(sed -n 's/^From: //p' "$KPATCHES/0000-cover-letter.patch")
-	name=${who% <*}
-	email=${who##*<}
-	email=${email%>}
+	# Committed as the build trees' commits are; the author is not
+	# exported (scripts/kpatch.sh export).
+	name=${BUILD_IDENT% <*}
+	email=$(build_email)
 	# The patch is the last one: its number is the count of the other
 	# patches plus one.
 	n=$(series_patches | grep -vxF "$(current)" | wc -l)
@@ -94,8 +94,8 @@ make_patch() {
 		git -C "$tmp" commit -q -F -
 	git -C "$tmp" format-patch -q --no-signature --zero-commit --abbrev=9 --subject-prefix="RFC PATCH" \
 		-n --start-number "$n" -o "$out" HEAD~1..HEAD
-	# One From: line, as scripts/kpatch.sh export writes them.
-	sed -i '/^From: [^<]*$/{N;s/\n / /}' "$out"/*.patch
+	# No author, as scripts/kpatch.sh export writes them.
+	strip_author "$out"/*.patch
 	rm -rf "$tmp"
 }
 

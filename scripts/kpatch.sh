@@ -40,16 +40,16 @@ export)
 	# Numbered under the cover's prefix: "[RFC PATCH 01/36]" as sent.
 	git -C "$KSRC" format-patch -q --no-signature --zero-commit --subject-prefix="$PREFIX" -n \
 		-o "$PDIR" pristine..HEAD
-	# One From: line: git folds the identity's long header, and checkpatch
-	# then takes some folded patches for plain files.
-	for p in $(series_patches); do
-		sed -i '/^From: [^<]*$/{N;s/\n / /}' "$p"
-	done
+	# No author: whoever sends the series is its author (make series adds
+	# their From:), so the tree's commit identity is not exported.
+	strip_author $(series_patches) "$COVER"
 	# The cover letter's text is written by hand; its shortlog and diffstat
-	# (from the author line "NAME (N):" to the end) follow the series.
+	# (from the shortlog's first line "NAME (N):" to the end) follow the
+	# series, the line named "Patches (N):" rather than by the tree's
+	# commit identity.
 	stat=$(git -C "$KSRC" format-patch --cover-letter --subject-prefix="$PREFIX" --stdout pristine..HEAD |
 		awk '/^\*\*\* BLURB HERE/ { f = 1; next }
-		     f && !d && /^[^ ].* \([0-9]+\):$/ { p = 1 }
+		     f && !d && /^[^ ].* \([0-9]+\):$/ { p = 1; sub(/^.* \(/, "Patches ("); print; next }
 		     p && /^-- ?$/ { p = 0; d = 1 }
 		     p && !/^ create mode/')
 	awk -v stat="$stat" '/^[^ ].* \([0-9]+\):$/ && !done { print stat; print ""; skip = 1; done = 1 }
@@ -78,25 +78,34 @@ check)
 		echo "$COVER: its Subject must read [$PREFIX 0/$n] (the series has $n patches)" >&2
 		rc=1
 	fi
-	# One identity: every patch is from the cover letter's author, under
-	# the cover's prefix and numbering. No Signed-off-by: only the human
-	# who sends a patch may certify the DCO (make series SIGNOFF=1 adds
-	# theirs); the assistance the patch was prepared with is named by one
-	# Assisted-by: (Documentation/process/coding-assistants.rst).
-	who=$(sed -n 's/^From: //p' "$COVER")
+	# No identity: no patch has an author (From:) or a Signed-off-by:;
+	# whoever sends the series is their author, and only that human may
+	# certify the DCO (make series writes their From:, and SIGNOFF=1
+	# their Signed-off-by:). The assistance each patch was prepared with
+	# is named by one Assisted-by: (Documentation/process/
+	# coding-assistants.rst). Every patch is under the cover's prefix and
+	# numbering.
 	i=0
+	if sed '/^$/q' "$COVER" | grep -q '^From: '; then
+		echo "$(basename "$COVER"): must have no From: line" >&2
+		rc=1
+	fi
 	for p in $(series_patches); do
 		i=$((i + 1))
-		from=$(awk '/^From: / { f = 1; sub(/^From: /, ""); s = $0; next }
-			    f && /^ / { sub(/^ +/, " "); s = s $0; next } f { print s; exit }' "$p")
-		if [ "$from" != "$who" ] ||
+		if sed '/^$/q' "$p" | grep -q '^From: ' ||
 		   grep -q '^Signed-off-by: ' "$p" ||
 		   [ "$(grep -cx 'Assisted-by: LLM' "$p")" != 1 ] ||
 		   ! grep -q "^Subject: \[$PREFIX $(printf '%0*d' ${#n} $i)/$n\] " "$p"; then
-			echo "$(basename "$p"): must be From: $who, with one Assisted-by: LLM and no Signed-off-by:, Subject: [$PREFIX $i/$n]" >&2
+			echo "$(basename "$p"): must have no From: line, one Assisted-by: LLM and no Signed-off-by:, Subject: [$PREFIX $i/$n]" >&2
 			rc=1
 		fi
 	done
+	# Nor does the MAINTAINERS entry name anyone: make series writes the
+	# submitter as its M:.
+	if grep -h '^+M:' $(series_patches) | grep -q .; then
+		echo "a MAINTAINERS entry of the series names a maintainer (M:): make series writes the submitter's" >&2
+		rc=1
+	fi
 	exit $rc
 	;;
 build-each)

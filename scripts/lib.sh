@@ -372,7 +372,7 @@ source_matches_series() {
 # "git am", so that re-applying a changed series gives new timestamps only to
 # the files it touches and builds stay incremental.
 git_tree() {
-	git -C "$1" -c user.name=umem-build -c user.email=umem-build@localhost \
+	git -C "$1" -c user.name="${BUILD_IDENT% <*}" -c user.email="$(build_email)" \
 		-c advice.detachedHead=false "${@:2}"
 }
 
@@ -383,10 +383,38 @@ git_record_pristine() {
 	git_tree "$1" add -f -A
 	git_tree "$1" commit -q -m "$2"
 	git_tree "$1" tag pristine
-	# The series' one identity (its From: lines), for
-	# commits made in the tree (scripts/kpatch.sh).
-	git -C "$1" config user.name "Seed c49ac591 maintainers"
-	git -C "$1" config user.email "maintainers@users.noreply.a-seed-c49ac591.example"
+	# Commits made in the tree (scripts/kpatch.sh) are the build's, as
+	# those "git am" makes: the exported patches carry no author.
+	git -C "$1" config user.name "${BUILD_IDENT% <*}"
+	git -C "$1" config user.email "$(build_email)"
+}
+
+# The identity of the commits in the build trees. The patches in patches/
+# carry no author (no From: line): whoever sends them is their author
+# (scripts/series.sh write), and "git am" needs one to make a commit.
+BUILD_IDENT="umem-build <umem-build@localhost>"
+build_email() {
+	local e=${BUILD_IDENT##*<}
+	echo "${e%>}"
+}
+
+# am_patch DIR PATCH: applies PATCH, a git format-patch file without its
+# From: line, as a commit of the build identity in DIR.
+am_patch() {
+	{ head -n 1 "$2"; echo "From: $BUILD_IDENT"; tail -n +2 "$2"; } |
+		git_tree "$1" am -q --keep-cr
+}
+
+# strip_author FILE...: deletes the From: header line (and its folded
+# continuation lines) of each git format-patch FILE; the body is kept.
+strip_author() {
+	local f
+	for f in "$@"; do
+		awk 'NR > 1 && !body && /^$/ { body = 1 }
+		     !body && /^From: / { skip = 1; next }
+		     !body && skip && /^[ \t]/ { next }
+		     { skip = 0; print }' "$f" >"$f.tmp" && mv "$f.tmp" "$f"
+	done
 }
 
 # udp_port_pair: two free UDP ports on 127.0.0.1, picked by the kernel.
@@ -443,7 +471,7 @@ git_apply_series() {
 		# A cover letter (0000-*) has no diff.
 		case "$p" in */0000-*) continue ;; esac
 		[ -e "$p" ] || continue
-		if ! git_tree "$1" am -q --keep-cr "$p" >"$LOGDIR/patch.log" 2>&1; then
+		if ! am_patch "$1" "$p" >"$LOGDIR/patch.log" 2>&1; then
 			cat "$LOGDIR/patch.log" >&2
 			git_tree "$1" am --abort >/dev/null 2>&1 || true
 			die "patch does not apply: $(basename "$p")"

@@ -120,6 +120,8 @@ export)
 	rm -f "$PATCHES"/*.patch
 	git -C "$RCSRC" format-patch -q --zero-commit --no-signature --no-numbered \
 		-o "$PATCHES" pristine..HEAD
+	# No author, as the kernel series (lib.sh, strip_author).
+	strip_author "$PATCHES"/*.patch
 	ls "$PATCHES"
 	;;
 *)

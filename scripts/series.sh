@@ -15,15 +15,17 @@
 #                          naming its base and, as b4 writes them, the patch
 #                          ids of its prerequisites, as from the submitter
 #                          (UMEM_SUBMITTER="Name <address>", else git's
-#                          user.name and user.email; never the series'
-#                          placeholder identity), who is also the
-#                          MAINTAINERS entry's M:; with SIGNOFF=1 each patch
+#                          user.name and user.email; never the build
+#                          trees' identity, and refused without one):
+#                          the patches of patches/ have no author, the
+#                          submitter is, and the MAINTAINERS entry's M:;
+#                          with SIGNOFF=1 each patch
 #                          gets the submitter's Signed-off-by: after its
 #                          Assisted-by: (their certificate of origin: only
 #                          they may add it). Ready for git send-email.
 #   series.sh selftest     write, into a scratch directory, for a made-up
 #                          submitter with and without SIGNOFF=1, checked;
-#                          and its refusal of the placeholder identity
+#                          and its refusal of no or the build identity
 #   series.sh patches NAME...  the patch files of the named series, in order
 #   series.sh check        each series applies, in order, onto the pristine
 #                          tree plus the series it requires, and each patch
@@ -128,26 +130,78 @@ submitter() {
 	[ -z "$n" ] || [ -z "$e" ] || echo "$n <$e>"
 }
 
-# as_submitter WHO ME: a patch (stdin) as from ME instead of WHO, ME the
-# MAINTAINERS entry's M: too; with SIGNOFF=1 ME's Signed-off-by: after
-# the Assisted-by: line.
+# as_submitter ME: a patch of the series (stdin, which has no author) as
+# from ME; ME also the M: of each MAINTAINERS entry the patch adds (its
+# hunk's line count and the diffstat follow); with SIGNOFF=1 ME's
+# Signed-off-by: after the Assisted-by: line.
 as_submitter() {
-	awk -v who="$1" -v me="$2" -v sign="${SIGNOFF:-}" '
-		$0 == "From: " who { print "From: " me; next }
-		$0 == "+M:\t" who { print "+M:\t" me; next }
-		{ print }
-		$0 == "Assisted-by: LLM" && sign == "1" { print "Signed-off-by: " me }'
+	awk -v me="$1" -v sign="${SIGNOFF:-}" '
+		{ l[++n] = $0 }
+		END {
+			# Entries added to MAINTAINERS: a title line followed by
+			# a field line, in the diff of that file.
+			for (i = 1; i <= n; i++) {
+				if (l[i] ~ /^diff --git /)
+					inm = (l[i] == "diff --git a/MAINTAINERS b/MAINTAINERS")
+				if (l[i] ~ /^@@ /)
+					hunk = i
+				if (inm && l[i] ~ /^\+[^\t]+$/ && l[i] !~ /^\+[A-Z]:/ &&
+				    l[i + 1] ~ /^\+[A-Z]:\t/) {
+					title[i] = 1
+					grow[hunk]++
+					added++
+				}
+			}
+			for (i = 1; i <= n; i++) {
+				s = l[i]
+				if (i == 2)
+					print "From: " me
+				if (s ~ /^@@ / && grow[i]) {
+					match(s, /\+[0-9]+,[0-9]+/)
+					split(substr(s, RSTART + 1, RLENGTH - 1), r, ",")
+					s = substr(s, 1, RSTART) r[1] "," (r[2] + grow[i]) substr(s, RSTART + RLENGTH)
+				}
+				if (added && s ~ /^ MAINTAINERS +\| +[0-9]+ [+-]*$/) {
+					match(s, /[0-9]+/)
+					g = ""
+					for (k = 0; k < added; k++)
+						g = g "+"
+					s = substr(s, 1, RSTART - 1) (substr(s, RSTART, RLENGTH) + added) \
+					    substr(s, RSTART + RLENGTH) g
+				}
+				if (added && s ~ /^ [0-9]+ files? changed/ && match(s, /[0-9]+ insertions?/)) {
+					k = substr(s, RSTART, RLENGTH) + added
+					s = substr(s, 1, RSTART - 1) k " insertions" substr(s, RSTART + RLENGTH)
+				}
+				print s
+				if (title[i])
+					print "+M:\t" me
+				if (s == "Assisted-by: LLM" && sign == "1")
+					print "Signed-off-by: " me
+			}
+		}'
+}
+
+# attribution: the cover letters' paragraph on who certifies what.
+attribution() {
+	fmt -w 72 <<-EOF
+	Each patch was prepared with an AI coding assistant and says so with
+	Assisted-by: LLM (Documentation/process/coding-assistants.rst); that
+	tag stays on every patch. The Signed-off-by: on each is the sender's
+	alone: with it the sender certifies the Developer's Certificate of
+	Origin (Documentation/process/submitting-patches.rst) for a patch they
+	have read and take responsibility for, which no assistant can do.
+	EOF
 }
 
 write() {
-	local out=${1:-$ROOT/build/series} c name prefix ps m i p subj who base me
-	who=$(sed -n 's/^From: //p' "$KPATCHES/0000-cover-letter.patch")
+	local out=${1:-$ROOT/build/series} c name prefix ps m i p subj base me
 	base="Linux 7.3.4 as Debian's linux-source-7.3 $(kernel_pkg_version) ships it"
 	me=$(submitter)
 	[ -n "$me" ] ||
 		die "make series writes the series as from you: set git's user.name and user.email, or UMEM_SUBMITTER='Name <address>'"
-	[ "$me" != "$who" ] ||
-		die "'$me' is the series' placeholder identity, not a person: set your own (git config user.name/user.email, or UMEM_SUBMITTER)"
+	[ "$me" != "$BUILD_IDENT" ] ||
+		die "'$me' is the build trees' commit identity, not a person: set your own (git config user.name/user.email, or UMEM_SUBMITTER)"
 	echo "$me" | grep -qE '^[^<>]+ <[^<>@ ]+@[^<> ]+>$' ||
 		die "the submitter must read 'Name <address>', not '$me'"
 	rm -rf "$out"
@@ -174,6 +228,8 @@ write() {
 				echo "Requires the series $r ($(field "$SDIR/$r.cover" Subject))."
 			done
 			echo
+			attribution
+			echo
 			echo "---"
 			echo "base-commit: v7.3.4"
 			for r in $(field "$c" Requires); do
@@ -187,7 +243,7 @@ write() {
 			i=$((i + 1))
 			subj=$(basename "$p")
 			subj=${subj#*-}
-			sed "s|^Subject: \[[^]]*\]|Subject: [$prefix $i/$m]|" "$p" | as_submitter "$who" "$me" \
+			sed "s|^Subject: \[[^]]*\]|Subject: [$prefix $i/$m]|" "$p" | as_submitter "$me" \
 				>"$out/$name/$(printf '%04d' $i)-$subj"
 		done
 		echo "    $out/$name: $m patches, [$prefix n/$m]"
@@ -202,11 +258,12 @@ write() {
 }
 
 # selftest: write for a made-up submitter, with and without SIGNOFF=1,
-# and check the result; the placeholder identity must be refused.
+# and check the result: every patch from the submitter alone, signed off
+# only when asked, the MAINTAINERS entry theirs and still applying; no
+# submitter, and the build trees' identity, refused.
 selftest() {
-	local d who me p n rc=0
+	local d me p n idx rc=0
 	d=$(mktemp -d)
-	who=$(sed -n 's/^From: //p' "$KPATCHES/0000-cover-letter.patch")
 	me="Ada Submitter <ada@example.org>"
 	UMEM_SUBMITTER=$me SIGNOFF=1 write "$d/signed" >/dev/null
 	UMEM_SUBMITTER=$me SIGNOFF= write "$d/unsigned" >/dev/null
@@ -214,10 +271,11 @@ selftest() {
 	for p in "$d"/signed/*/0*.patch; do
 		case "$p" in */0000-cover-letter.patch) continue ;; esac
 		n=$((n + 1))
-		grep -qxF "From: $me" "$p" &&
+		[ "$(sed '/^$/q' "$p" | grep -c '^From: ')" = 1 ] &&
+			sed '/^$/q' "$p" | grep -qxF "From: $me" &&
 			[ "$(grep -c '^Signed-off-by: ' "$p")" = 1 ] &&
 			grep -A1 -x 'Assisted-by: LLM' "$p" | grep -qxF "Signed-off-by: $me" ||
-			{ echo "$p: not from and signed off by $me after its Assisted-by:" >&2; rc=1; }
+			{ echo "$p: not from and signed off by $me alone, after its Assisted-by:" >&2; rc=1; }
 	done
 	[ "$n" = "$(series_patches | wc -l)" ] || { echo "selftest: $n patches written, not $(series_patches | wc -l)" >&2; rc=1; }
 	# checkpatch's own sign-off checks pass on the signed form.
@@ -227,21 +285,43 @@ selftest() {
 			--types MISSING_SIGN_OFF,NO_AUTHOR_SIGN_OFF,BAD_SIGN_OFF,FROM_SIGN_OFF_MISMATCH,BAD_SIGNATURE "$p" >&2 ||
 			{ echo "selftest: checkpatch's sign-off checks fail on $p" >&2; rc=1; }
 	done
-	if grep -rlF "$who" "$d" >&2; then
-		echo "selftest: the placeholder identity is left in the files above" >&2
+	if grep -rh '^From: \|^Signed-off-by: \|^+M:' "$d/signed" | grep -vxF -e "From: $me" \
+		-e "Signed-off-by: $me" -e "+M:	$me" >&2; then
+		echo "selftest: an identity other than the submitter's in the lines above" >&2
 		rc=1
 	fi
-	grep -rqxF "+M:	$me" "$d/signed" || { echo "selftest: no MAINTAINERS M: $me" >&2; rc=1; }
+	# Every cover letter says what the sender certifies and which tag stays.
+	for p in "$d"/signed/*/0000-cover-letter.patch; do
+		tr '\n' ' ' <"$p" | grep -q "Assisted-by: LLM.*tag stays.*certifies the Developer's Certificate of Origin" ||
+			{ echo "selftest: $p does not say what the sender certifies" >&2; rc=1; }
+	done
+	# The MAINTAINERS entry names the submitter and, a line longer, still
+	# applies to the pristine tree.
+	p=$(grep -lxF "+M:	$me" "$d"/signed/*/0*.patch | head -n 1)
+	idx=$(mktemp -u "${TMPDIR:-/tmp}/series-index.XXXXXX")
+	fresh_index "$idx"
+	if [ -z "$p" ]; then
+		echo "selftest: no MAINTAINERS M: $me" >&2
+		rc=1
+	elif ! apply_cached "$idx" "$p" >/dev/null ||
+	     [ "$(git apply --numstat "$p" | awk '$3 == "MAINTAINERS" { print $1 }')" != \
+	       "$(sed -n 's/^ MAINTAINERS *| *\([0-9]*\) .*$/\1/p' "$p")" ]; then
+		echo "selftest: $p does not apply, or its diffstat is not its diff's" >&2
+		rc=1
+	fi
+	rm -f "$idx"
 	if grep -rl '^Signed-off-by: ' "$d/unsigned" >&2; then
 		echo "selftest: signed off without SIGNOFF=1" >&2
 		rc=1
 	fi
-	if (UMEM_SUBMITTER=$who write "$d/placeholder") >/dev/null 2>&1; then
-		echo "selftest: the placeholder identity was accepted as the submitter" >&2
+	if (UMEM_SUBMITTER=$BUILD_IDENT write "$d/build") >/dev/null 2>&1 ||
+	   (UMEM_SUBMITTER= GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_SYSTEM=/dev/null HOME=$d \
+	    write "$d/nobody") >/dev/null 2>&1; then
+		echo "selftest: the build identity, or no identity, was accepted as the submitter" >&2
 		rc=1
 	fi
 	rm -rf "$d"
-	[ $rc = 0 ] && echo "    $n patches from and signed off by a submitter, none without SIGNOFF=1; the placeholder refused"
+	[ $rc = 0 ] && echo "    $n patches from and signed off by a submitter alone, none without SIGNOFF=1; none without a submitter"
 	return $rc
 }
 
