@@ -46,25 +46,25 @@ fi
 [ -z "$rdma_core_only" ] || exit 0
 
 command -v rustup >/dev/null || die "rustup not found: install a Rust toolchain with rustup"
+# install_rustc VERSION COMPONENTS WHAT: rustup's toolchain VERSION with
+# the components (comma-separated) unless all of them are there already.
+install_rustc() {
+	local have want
+	want=$(tr , '\n' <<<"$2" | wc -l)
+	have=$(rustup component list --toolchain "$1" --installed 2>/dev/null |
+		grep -cE "^(${2//,/|})(-|\$)" || true)
+	[ "$have" = "$want" ] && return
+	say "installing Rust $1 with $2 ($3)"
+	rustup toolchain install --profile minimal -c "$2" "$1" >/dev/null ||
+		die "rustup toolchain install $1 failed"
+}
 # The pinned toolchain (rust-toolchain.toml; RUSTUP_TOOLCHAIN, lib.sh).
-if ! rustup component list --toolchain "$RUST_TOOLCHAIN" --installed 2>/dev/null | grep -q '^rust-src'; then
-	say "installing Rust $RUST_TOOLCHAIN with rust-src, rustfmt and clippy"
-	rustup toolchain install --profile minimal -c rust-src,rustfmt,clippy "$RUST_TOOLCHAIN" \
-		>/dev/null || die "rustup toolchain install $RUST_TOOLCHAIN failed"
-fi
+install_rustc "$RUST_TOOLCHAIN" rust-src,rustfmt,clippy "the project's"
 # 7.3's minimum rustc, for the GCC-configured tree (UMEM_KERNEL=gcc, lib.sh).
-if [ "$(rustup component list --toolchain "$GCC_RUSTC" --installed 2>/dev/null | grep -c "^rust-src\\|^rustfmt")" != 2 ]; then
-	say "installing Rust $GCC_RUSTC with rust-src and rustfmt (7.3's minimum, for the GCC-built tree)"
-	rustup toolchain install --profile minimal -c rust-src,rustfmt "$GCC_RUSTC" >/dev/null ||
-		die "rustup toolchain install $GCC_RUSTC failed"
-fi
+install_rustc "$GCC_RUSTC" rust-src,rustfmt "7.3's minimum, for the GCC-built tree"
 # The rustc whose LLVM is clang-19's, for the fast kernel (UMEM_KERNEL=fast,
 # lib.sh): with it Kbuild inlines the C helpers into Rust.
-if [ "$(rustup component list --toolchain "$INLINE_RUSTC" --installed 2>/dev/null | grep -c "^rust-src\\|^rustfmt")" != 2 ]; then
-	say "installing Rust $INLINE_RUSTC with rust-src and rustfmt (LLVM 19, as clang-19: for the fast kernel)"
-	rustup toolchain install --profile minimal -c rust-src,rustfmt "$INLINE_RUSTC" >/dev/null ||
-		die "rustup toolchain install $INLINE_RUSTC failed"
-fi
+install_rustc "$INLINE_RUSTC" rust-src,rustfmt "LLVM 19, as clang-19: for the fast kernel"
 if ! bindgen --version 2>/dev/null | grep -q " $BINDGEN_VERSION\$"; then
 	say "installing bindgen-cli $BINDGEN_VERSION (about 2 minutes)"
 	RUSTUP_TOOLCHAIN=$RUST_TOOLCHAIN cargo install --locked --quiet bindgen-cli --version "$BINDGEN_VERSION" ||
