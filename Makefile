@@ -46,7 +46,8 @@ check-install:
 
 # The kernel series cut into the series upstream trees would take
 # (patches/linux-7.3/series/), each in build/series/NAME/ with its cover
-# letter, ready for git send-email.
+# letter, ready for git send-email; their base is upstream's v7.3.4, by
+# its id: UMEM_UPSTREAM=a git repository with that tag.
 series:
 	@$(SCRIPTS)/kernel.sh --source
 	@$(SCRIPTS)/series.sh write

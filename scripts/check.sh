@@ -220,6 +220,8 @@ record "kernel series: each applies in order onto pristine 7.3.4 and its prerequ
 	"$ROOT/scripts/series.sh" check
 record "make series: from and signed off by the submitter (SIGNOFF=1) alone, the MAINTAINERS M: theirs, none without one" \
 	"$ROOT/scripts/series.sh" selftest
+record "make series: base-commit is upstream's v7.3.4 id, refused without one or where upstream differs in a file the series touches" \
+	"$ROOT/scripts/series.sh" selftest-base
 record "kernel crate with the series' abstractions: clippy (CLIPPY=1, no warnings)" \
 	"$ROOT/scripts/lint.sh" clippy-kernel
 # The kernel crate keeps misuses of its dma-buf API from compiling.

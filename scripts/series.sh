@@ -23,9 +23,22 @@
 #                          gets the submitter's Signed-off-by: after its
 #                          Assisted-by: (their certificate of origin: only
 #                          they may add it). Ready for git send-email.
+#                          The base is upstream's v7.3.4, named by its
+#                          commit id: UMEM_UPSTREAM is a git repository
+#                          with that tag (a clone of linux-stable, or
+#                          "git fetch --depth 1 URL tag v7.3.4" into an
+#                          empty one); every file the series touches must
+#                          be the same there as in the Debian source it is
+#                          built on (refused otherwise, naming the files)
+#   series.sh base         that comparison alone: how many files upstream's
+#                          v7.3.4 and the Debian source differ in (Debian's
+#                          patches, the DFSG removals), and that the series
+#                          touches none of them
 #   series.sh selftest     write, into a scratch directory, for a made-up
-#                          submitter with and without SIGNOFF=1, checked;
-#                          and its refusal of no or the build identity
+#                          submitter with and without SIGNOFF=1, on a
+#                          made-up upstream, checked; and its refusal of no
+#                          or the build identity, of no upstream, and of an
+#                          upstream that differs in a file the series touches
 #   series.sh patches NAME...  the patch files of the named series, in order
 #   series.sh check        each series applies, in order, onto the pristine
 #                          tree plus the series it requires, and each patch
@@ -117,6 +130,40 @@ check() {
 	return $rc
 }
 
+# The upstream release the series is for, as tagged upstream.
+UPSTREAM_TAG=v7.3.4
+
+# touched: every path a patch of the series reads or writes, once each.
+touched() {
+	series_patches | xargs -r git apply --numstat -z 2>/dev/null | tr '\0' '\n' |
+		sed -n 's/^[0-9-]*\t[0-9-]*\t//p' | LC_ALL=C sort -u
+}
+
+# upstream_base: the commit id of $UPSTREAM_TAG in $UMEM_UPSTREAM, once the
+# files the series touches are found the same there as in the pristine
+# tree (blob ids compare across repositories: same id, same bytes). Dies
+# otherwise, saying why. With -v, also says how many files differ in all.
+upstream_base() {
+	local up=${UMEM_UPSTREAM:-} id diff bad
+	[ -n "$up" ] ||
+		die "the series' base is upstream's $UPSTREAM_TAG, named by its commit id: set UMEM_UPSTREAM to a git repository that has the tag (a clone of linux-stable, or an empty repository after: git fetch --depth 1 https://git.kernel.org/pub/scm/linux/kernel/git/stable/linux.git tag $UPSTREAM_TAG)"
+	id=$(git -C "$up" rev-parse -q --verify "$UPSTREAM_TAG^{commit}" 2>/dev/null) ||
+		die "$up has no commit tagged $UPSTREAM_TAG"
+	git -C "$KSRC" rev-parse -q --verify pristine >/dev/null ||
+		die "no pristine tree in $KSRC (scripts/kernel.sh --source)"
+	# Paths whose blob (or presence) differs between the two trees.
+	diff=$(LC_ALL=C comm -3 <(git -C "$up" ls-tree -r --full-tree "$id" | cut -f 1 --complement -d' ' | LC_ALL=C sort) \
+		<(git -C "$KSRC" ls-tree -r --full-tree pristine | cut -f 1 --complement -d' ' | LC_ALL=C sort) |
+		sed 's/^\t//' | cut -f 2 | LC_ALL=C sort -u)
+	bad=$(LC_ALL=C comm -12 <(printf '%s\n' "$diff" | sed '/^$/d') <(touched))
+	[ -z "$bad" ] ||
+		die "upstream's $UPSTREAM_TAG ($id) and Debian's source differ in files the series touches: $(echo $bad)"
+	if [ "${1:-}" = -v ]; then
+		echo "    upstream's $UPSTREAM_TAG is $id; $(printf '%s\n' "$diff" | sed '/^$/d' | wc -l) files differ from Debian's source, none of the $(touched | wc -l) the series touches" >&2
+	fi
+	echo "$id"
+}
+
 # submitter: UMEM_SUBMITTER, else "user.name <user.email>" of git, else
 # nothing.
 submitter() {
@@ -195,8 +242,7 @@ attribution() {
 }
 
 write() {
-	local out=${1:-$ROOT/build/series} c name prefix ps m i p subj base me
-	base="Linux 7.3.4 as Debian's linux-source-7.3 $(kernel_pkg_version) ships it"
+	local out=${1:-$ROOT/build/series} c name prefix ps m i p subj base me id
 	me=$(submitter)
 	[ -n "$me" ] ||
 		die "make series writes the series as from you: set git's user.name and user.email, or UMEM_SUBMITTER='Name <address>'"
@@ -204,6 +250,8 @@ write() {
 		die "'$me' is the build trees' commit identity, not a person: set your own (git config user.name/user.email, or UMEM_SUBMITTER)"
 	echo "$me" | grep -qE '^[^<>]+ <[^<>@ ]+@[^<> ]+>$' ||
 		die "the submitter must read 'Name <address>', not '$me'"
+	id=$(upstream_base -v) || exit 1
+	base="Linux 7.3.4 (upstream's $UPSTREAM_TAG, the base-commit below); built and tested on Debian's linux-source-7.3 $(kernel_pkg_version), whose files the series touches are upstream's"
 	rm -rf "$out"
 	for c in $(covers); do
 		name=$(basename "$c" .cover)
@@ -223,7 +271,7 @@ write() {
 				     f && /^ / { s = s $0; next } f { print s; exit }' "$p"
 			done
 			echo
-			echo "Base: $base."
+			echo "Base: $base." | fmt -w 72
 			for r in $(field "$c" Requires); do
 				echo "Requires the series $r ($(field "$SDIR/$r.cover" Subject))."
 			done
@@ -231,7 +279,7 @@ write() {
 			attribution
 			echo
 			echo "---"
-			echo "base-commit: v7.3.4"
+			echo "base-commit: $id"
 			for r in $(field "$c" Requires); do
 				for p in $(patches_of "$SDIR/$r.cover"); do
 					echo "prerequisite-patch-id: $(git patch-id --stable <"$p" | cut -d' ' -f1)"
@@ -257,6 +305,68 @@ write() {
 	fi
 }
 
+# fake_upstream DIR [PATH]: a repository at DIR whose $UPSTREAM_TAG is a
+# commit of its own with the pristine tree, PATH's contents changed if
+# given (its objects borrowed from the cached tree's: no copy).
+fake_upstream() {
+	local d=$1 objs tree blob idx
+	objs=$(cd "$KSRC" && cd "$(git rev-parse --git-common-dir)/objects" && pwd)
+	rm -rf "$d"
+	git init -q "$d"
+	echo "$objs" >"$d/.git/objects/info/alternates"
+	tree=$(git -C "$KSRC" rev-parse "pristine^{tree}")
+	if [ -n "${2:-}" ]; then
+		blob=$( (git -C "$KSRC" cat-file blob "pristine:$2" 2>/dev/null; echo "/* upstream's */") |
+			git -C "$d" hash-object -w --stdin)
+		idx=$d/.git/scratch-index
+		GIT_INDEX_FILE=$idx git -C "$d" read-tree "$tree"
+		GIT_INDEX_FILE=$idx git -C "$d" update-index --add --cacheinfo "100644,$blob,$2"
+		tree=$(GIT_INDEX_FILE=$idx git -C "$d" write-tree)
+		rm -f "$idx"
+	fi
+	GIT_AUTHOR_NAME=upstream GIT_AUTHOR_EMAIL=upstream@example.org \
+	GIT_COMMITTER_NAME=upstream GIT_COMMITTER_EMAIL=upstream@example.org \
+		git -C "$d" commit-tree "$tree" -m "Linux 7.3.4" |
+		xargs git -C "$d" tag "$UPSTREAM_TAG"
+}
+
+# selftest_base: make series names upstream's commit as the base of every
+# series; refuses without an upstream, and with one that differs from the
+# Debian source in a file the series touches, but not in another file.
+selftest_base() {
+	local d id p rc=0 me="Ada Submitter <ada@example.org>" err
+	d=$(mktemp -d)
+	fake_upstream "$d/up"
+	id=$(git -C "$d/up" rev-parse "$UPSTREAM_TAG^{commit}")
+	UMEM_SUBMITTER=$me UMEM_UPSTREAM=$d/up write "$d/out" >/dev/null 2>&1 ||
+		{ echo "selftest: make series failed on an upstream the same as the Debian source" >&2; rc=1; }
+	for p in "$d"/out/*/0000-cover-letter.patch; do
+		grep -qxF "base-commit: $id" "$p" ||
+			{ echo "selftest: $p does not name $id as its base-commit" >&2; rc=1; }
+	done
+	[ -e "$p" ] || rc=1
+	if (UMEM_SUBMITTER=$me UMEM_UPSTREAM= write "$d/none") >/dev/null 2>&1; then
+		echo "selftest: make series wrote a series without an upstream to name its base" >&2
+		rc=1
+	fi
+	# A file no patch touches may differ (Debian's patches, DFSG removals).
+	fake_upstream "$d/up" README
+	if ! err=$( (UMEM_SUBMITTER=$me UMEM_UPSTREAM=$d/up write "$d/other") 2>&1 >/dev/null) ||
+	   ! grep -q "1 files differ" <<<"$err"; then
+		echo "selftest: an upstream differing in README only was refused, or not counted: $err" >&2
+		rc=1
+	fi
+	fake_upstream "$d/up" drivers/infiniband/core/umem_dmabuf.c
+	if err=$( (UMEM_SUBMITTER=$me UMEM_UPSTREAM=$d/up write "$d/touched") 2>&1 >/dev/null) ||
+	   ! grep -q "differ in files the series touches: drivers/infiniband/core/umem_dmabuf.c" <<<"$err"; then
+		echo "selftest: an upstream differing in umem_dmabuf.c was not refused, naming it: $err" >&2
+		rc=1
+	fi
+	rm -rf "$d"
+	[ $rc = 0 ] && echo "    base-commit: upstream's $UPSTREAM_TAG id; refused without an upstream, and with one that differs in a touched file"
+	return $rc
+}
+
 # selftest: write for a made-up submitter, with and without SIGNOFF=1,
 # and check the result: every patch from the submitter alone, signed off
 # only when asked, the MAINTAINERS entry theirs and still applying; no
@@ -265,6 +375,8 @@ selftest() {
 	local d me p n idx rc=0
 	d=$(mktemp -d)
 	me="Ada Submitter <ada@example.org>"
+	fake_upstream "$d/up"
+	export UMEM_UPSTREAM=$d/up
 	UMEM_SUBMITTER=$me SIGNOFF=1 write "$d/signed" >/dev/null
 	UMEM_SUBMITTER=$me SIGNOFF= write "$d/unsigned" >/dev/null
 	n=0
@@ -336,5 +448,7 @@ patches)
 	;;
 write) write "${2:-}" ;;
 selftest) selftest ;;
-*) die "usage: $0 check | patches NAME... | write [DIR] | selftest" ;;
+selftest-base) selftest_base ;;
+base) upstream_base -v >/dev/null ;;
+*) die "usage: $0 check | patches NAME... | write [DIR] | base | selftest | selftest-base" ;;
 esac
