@@ -6,15 +6,20 @@
 #                         (0000-cover-letter.patch, written by hand, is kept)
 #   kpatch.sh check       checkpatch --strict every patch in patches/; the
 #                         cover letter must count the patches it covers
-#   kpatch.sh build-each  build the test kernel after each patch in turn, in
-#                         a separate tree and build directory of the cache
-#                         (the first build is a full one: 15 to 25 minutes;
-#                         then a few minutes a patch). Each success is kept
-#                         in $UMEM_CACHE/build-each.txt under the tree the
-#                         patch gives and the configuration; a patch whose
-#                         tree was built already is not built again, so a
-#                         run resumes where the last stopped and a new or
-#                         changed patch builds alone with those after it
+#   kpatch.sh build-each [SERIES...]
+#                         each series (patches/linux-7.3/series/, all or
+#                         those named) on its declared base alone, the
+#                         pristine tree plus the series it requires: the
+#                         test kernel with the hardware drivers built after
+#                         each of its patches in turn, in a separate tree
+#                         and build directory of the cache (the first build
+#                         is a full one: 15 to 35 minutes; then a few
+#                         minutes a patch). Each success is kept in
+#                         $UMEM_CACHE/build-each.txt under the tree the
+#                         patch gives and the configuration; a tree built
+#                         already is not built again, so a run resumes
+#                         where the last stopped and a new or changed patch
+#                         builds alone with those after it
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 PDIR=$KPATCHES
@@ -109,53 +114,79 @@ check)
 	exit $rc
 	;;
 build-each)
-	# The test kernel's configuration with the hardware drivers that have
-	# dma-buf MRs (lib.sh, UMEM_KERNEL=series): it builds the most (KUnit,
-	# Rust, rxe and every caller of the importer).
+	# Each series of patches/linux-7.3/series/ on its own declared base:
+	# the pristine tree plus the series its cover letter requires, and
+	# nothing else (so the Rust dma-buf series builds without the RDMA
+	# patches), then its patches one by one, the test kernel's
+	# configuration with the hardware drivers that have dma-buf MRs
+	# (lib.sh, UMEM_KERNEL=series) built after each: it builds the most
+	# (KUnit, Rust, rxe and every caller of the importer). Series named on
+	# the command line alone, else all of them in order.
+	shift
 	UMEM_KERNEL=series "$ROOT/scripts/kernel.sh" --configure-only >/dev/null
 	cfg=$UMEM_CACHE/config-series$KSUFFIX/.config
 	wt=$UMEM_CACHE/series-src$KSUFFIX
 	out=$(kernel_vars series && echo "$KOUT")
 	source_worktree "$wt"
-	say "applying the series in $wt"
-	git_apply_series "$wt" "$PDIR"
-	mapfile -t commits < <(git_tree "$wt" rev-list --reverse pristine..HEAD)
 	mkdir -p "$out"
 	cmp -s "$cfg" "$out/.config" || cp "$cfg" "$out/.config"
-	# A result stands for the tree a patch gives (its own and every
-	# earlier patch) built with this configuration: patches that did not
-	# change keep theirs. Kbuild rebuilds what a checkout changed, whatever
+	# A result stands for the tree a patch gives (its own, every earlier
+	# patch of its series and its prerequisites) built with this
+	# configuration: a tree built before is not built again, in whichever
+	# series it came. Kbuild rebuilds what a checkout changed, whatever
 	# the build directory held before.
 	results=$UMEM_CACHE/build-each.txt
 	cfgsum=$(sha256sum <"$cfg" | cut -c1-16)
+	names=("$@")
+	[ ${#names[@]} -gt 0 ] || mapfile -t names < <(ls "$PDIR"/series/*.cover | xargs -n1 basename | sed 's/\.cover$//')
 	rc=0
-	for ((i = 0; i < ${#commits[@]}; i++)); do
-		c=${commits[$i]}
-		key="$(git_tree "$wt" rev-parse "$c^{tree}" | cut -c1-16) $cfgsum"
-		subject=$(git_tree "$wt" log -1 --format=%s "$c")
-		if grep -q "^ok $key " "$results" 2>/dev/null; then
-			say "patch $((i + 1))/${#commits[@]}: built before: $subject"
-			continue
-		fi
-		git_tree "$wt" checkout -q --detach "$c"
-		log=$LOGDIR/build-each-$((i + 1)).log
-		say "patch $((i + 1))/${#commits[@]}: $subject (log: $log)"
-		if PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-series$KSUFFIX \
-			run_with_progress "build after patch $((i + 1))" "$log" "$out" \
-			make -C "$wt" O="$out" LLVM=$KLLVM -j"$(nproc)"; then
-			echo "ok $key $((i + 1)) $subject" >>"$results"
-			say "patch $((i + 1)) builds"
-		else
-			say "patch $((i + 1)) does not build: $subject (log: $log)"
-			rc=1
-			break
-		fi
+	for name in "${names[@]}"; do
+		cover=$PDIR/series/$name.cover
+		[ -e "$cover" ] || die "no series $name in $PDIR/series"
+		reqs=$(sed -n '/^$/q; s/^Requires: //p' "$cover")
+		git_tree "$wt" am --abort >/dev/null 2>&1 || true
+		git_tree "$wt" checkout -q --detach pristine
+		for p in $("$ROOT/scripts/series.sh" patches $reqs) BASE $("$ROOT/scripts/series.sh" patches "$name"); do
+			if [ "$p" = BASE ]; then
+				base=$(git_tree "$wt" rev-parse HEAD)
+				continue
+			fi
+			am_patch "$wt" "$p" >"$LOGDIR/patch.log" 2>&1 || {
+				cat "$LOGDIR/patch.log" >&2
+				git_tree "$wt" am --abort >/dev/null 2>&1 || true
+				die "$name: $(basename "$p") does not apply onto pristine${reqs:+ + $reqs}"
+			}
+		done
+		mapfile -t commits < <(git_tree "$wt" rev-list --reverse "$base..HEAD")
+		say "series $name: ${#commits[@]} patches on pristine${reqs:+ + $reqs}"
+		for ((i = 0; i < ${#commits[@]}; i++)); do
+			c=${commits[$i]}
+			key="$(git_tree "$wt" rev-parse "$c^{tree}" | cut -c1-16) $cfgsum"
+			subject=$(git_tree "$wt" log -1 --format=%s "$c")
+			what="$name $((i + 1))/${#commits[@]}"
+			if grep -q "^ok $key " "$results" 2>/dev/null; then
+				say "$what: built before: $subject"
+				continue
+			fi
+			git_tree "$wt" checkout -q --detach "$c"
+			log=$LOGDIR/build-each-$name-$((i + 1)).log
+			say "$what: $subject (log: $log)"
+			if PROGRESS_COUNT_FILE=$UMEM_CACHE/objcount-series$KSUFFIX \
+				run_with_progress "build after $what" "$log" "$out" \
+				make -C "$wt" O="$out" LLVM=$KLLVM -j"$(nproc)"; then
+				echo "ok $key $what $subject" >>"$results"
+				say "$what builds"
+			else
+				say "$what does not build: $subject (log: $log)"
+				rc=1
+				break 2
+			fi
+		done
 	done
-	git_tree "$wt" checkout -q --detach "${commits[-1]}"
 	exit $rc
 	;;
 *)
-	sed -n '3,14p' "$0"
+	sed -n '3,22p' "$0"
 	exit 2
 	;;
 esac
