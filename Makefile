@@ -140,9 +140,10 @@ demo-2node:
 
 # Numbers across that link: WRITE bandwidth and latency into a dma-buf MR
 # against an ordinary MR, both importers, on the fast kernel and a clean
-# link; the report goes to build/two-node-bench/.
+# link; the report goes to build/two-node-bench/, two-node.rst's table and
+# its dataset to Documentation/data/ (two-node-tables.rst, -results.json).
 two-node-bench:
-	@UMEM_KERNEL=fast TWO_NODE_NETEM= TWO_NODE_BIG=$${TWO_NODE_BIG:-4194304} \
+	@UMEM_KERNEL=fast TWO_NODE_PUBLISH=1 TWO_NODE_NETEM= TWO_NODE_BIG=$${TWO_NODE_BIG:-4194304} \
 		TWO_NODE_BENCH=$${TWO_NODE_BENCH:-5,1000} $(SCRIPTS)/two_node.sh
 
 # Formats the Rust sources with the kernel's rustfmt configuration.
