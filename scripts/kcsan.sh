@@ -6,6 +6,8 @@
 # link, WRITEs into a migrating buffer, the killed server; Rust importer).
 # The verdict is make check's (scripts/report.py): a data race report
 # (BUG: KCSAN) fails it, unless report.py lists it as a known upstream one.
+# Phases, commit, machine and verdict in build/kcsan-results/, for the
+# lane's run-time table (scripts/runtimes.py --run check-kcsan).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -30,6 +32,13 @@ if [ "${1:-}" = --check-enabled ]; then
 	exit
 fi
 
+RESULTS=$ROOT/build/kcsan-results
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+export UMEM_PHASES=$RESULTS/phases.txt
+record_commit >"$RESULTS/commit.txt"
+record_machine >"$RESULTS/machine.txt"
+phase_mark begin "make check-kcsan"
 export UMEM_KERNEL=kcsan
 "$ROOT/scripts/kernel.sh"
 "$ROOT/scripts/module.sh"
@@ -42,5 +51,6 @@ UMEM_SMP=1 TWO_NODE_TESTS=none TWO_NODE_LOSSY=rust TWO_NODE_BENCH= \
 rc=0
 kcsan_on "$log" "$slog" "$clog" || rc=1
 python3 "$ROOT/scripts/report.py" --kunit-py "$KSRC/tools/testing/kunit/kunit.py" \
-	--require-ktap --log "$log" --log "$slog" --log "$clog" || rc=1
+	--require-ktap --log "$log" --log "$slog" --log "$clog" | tee "$RESULTS/verdict.txt" || rc=1
+phase_mark end "make check-kcsan"
 exit $rc

@@ -9,13 +9,15 @@ This script turns them into a table: each phase's start and end, in
 minutes after the run began, and its wall time; the machine's cores and
 processor; the verdict's closing line.
 
-usage: runtimes.py [--run check|demo|check-install] [--results DIR] [--logs DIR]
+usage: runtimes.py [--run check|demo|check-install|check-kcsan] [--results DIR]
+                   [--logs DIR]
                    [--update FILE... --kind first|warm]
 
 make demo records the same in build/demo-results/ (--run demo): its
 phases, its commit, and "demo finished" once every step passed; make
-check-install in build/install-results/ (--run check-install), its
-verdict a "N passed, N failed" line.
+check-install in build/install-results/ (--run check-install) and make
+check-kcsan in build/kcsan-results/ (--run check-kcsan), their verdicts a
+"N passed, N failed" line.
 
 The run's commit (build/results/commit.txt, "-dirty" when the tree had
 changes) and machine (machine.txt: cores and CPU model) are named in the
@@ -116,9 +118,11 @@ def table(rows, name, kind, cores, model, result, at):
     short = name.split()[1]
     if short == "check-install" and kind == "first":
         what = "a first run (its packages and Debian root not cached)"
+    if short == "check-kcsan":
+        what = "its kernel built" if kind == "first" else "its kernel cached"
     runarg = "" if short == "check" else f" --run {short}"
     data = f"runtimes-{kind}.rst" if short == "check" else f"runtimes-{short}-{kind}.rst"
-    readme = "" if short == "check-install" else " README.md"
+    readme = " README.md" if short in ("check", "demo") else ""
     out = [f"``{name}`` at {at}, {what}, on {cores} cores ({model}):",
            f"{mmss(total) if total is not None else 'unfinished'}, ``{result}``.",
            f"Regenerate: ``scripts/runtimes.py{runarg} --update "
@@ -176,7 +180,8 @@ def replace_block(path, run, kind, body):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--run", choices=("check", "demo", "check-install"), default="check")
+    ap.add_argument("--run", choices=("check", "demo", "check-install", "check-kcsan"),
+                    default="check")
     ap.add_argument("--results")
     ap.add_argument("--logs", default=os.path.join(ROOT, "build", "logs"))
     ap.add_argument("--update", nargs="*", default=[])
@@ -185,7 +190,8 @@ def main():
     name = f"make {args.run}"
     results = args.results or os.path.join(
         ROOT, "build", {"check": "results", "demo": "demo-results",
-                        "check-install": "install-results"}[args.run])
+                        "check-install": "install-results",
+                        "check-kcsan": "kcsan-results"}[args.run])
     rows = phases(os.path.join(results, "phases.txt"), name)
     if not rows:
         sys.exit("no phases recorded")
