@@ -216,7 +216,7 @@ rpid=$!
 record "userspace crates: cargo clippy -D warnings" "$ROOT/scripts/lint.sh" clippy-user
 record "checkpatch --strict: patches" "$ROOT/scripts/kpatch.sh" check
 # The series as the trees would take it (patches/linux-7.3/series/).
-record "kernel series: each applies in order onto pristine 7.3.4 and its prerequisites" \
+record "kernel series: each applies in order onto pristine 7.3.4 and its prerequisites, none of the Rust dma-buf one over 800 lines" \
 	"$ROOT/scripts/series.sh" check
 record "make series: from and signed off by the submitter (SIGNOFF=1) alone, the MAINTAINERS M: theirs, none without one" \
 	"$ROOT/scripts/series.sh" selftest

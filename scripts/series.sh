@@ -9,6 +9,7 @@
 #   Prefix: PATCH         or "RFC PATCH": the subject prefix of all of them
 #   Requires: N-NAME...   the series it applies on top of (default: none)
 #   Subject: TEXT         the cover letter's subject
+#   Max-lines: N          no patch of it over N lines (optional)
 #
 #   series.sh write [DIR]  each series in DIR/NAME/ (default build/series),
 #                          renumbered "[PREFIX n/m]", with a cover letter
@@ -89,7 +90,7 @@ fresh_index() {
 }
 
 check() {
-	local idx rc=0 c name req r bad seen=() p ps
+	local idx rc=0 c name req r bad seen=() p ps max
 	idx=$(mktemp -u "${TMPDIR:-/tmp}/series-index.XXXXXX")
 	git -C "$KSRC" rev-parse -q --verify pristine >/dev/null ||
 		die "no pristine tree in $KSRC (scripts/kernel.sh --source)"
@@ -118,6 +119,11 @@ check() {
 					{ echo "$name: $(basename "$p") does not apply to pristine alone" >&2; rc=1; }
 			done
 		fi
+		max=$(field "$c" Max-lines)
+		for p in "${ps[@]}"; do
+			[ -z "$max" ] || [ "$(wc -l <"$p")" -le "$max" ] ||
+				{ echo "$name: $(basename "$p") has $(wc -l <"$p") lines, over its Max-lines: $max" >&2; rc=1; }
+		done
 		seen+=("${ps[@]}")
 	done
 	rm -f "$idx"
