@@ -62,7 +62,7 @@ if [ $# -lt 2 ]; then
 		git -C "$ROOT" diff --quiet HEAD -- rust samples scripts patches kernel 2>/dev/null ||
 			commit="$commit+"
 		rm -f "$ROOT/build/two-node-bench/results.json"
-		/usr/bin/python3 "$ROOT/scripts/bench_report.py" --commit "$commit" "$clog" \
+		/usr/bin/python3 "$ROOT/scripts/bench_report.py" --commit "$commit" --targets-only "$clog" \
 			"$ROOT/build/two-node-bench" "$UMEM_KERNEL kernel, two guests" || rc=1
 	fi
 	# make two-node-bench publishes a passing run: two-node.rst's table
