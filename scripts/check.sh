@@ -241,6 +241,14 @@ bench_tables_match() {
 }
 record "performance tables: regenerated from the published dataset (bench-results.json)" \
 	bench_tables_match
+# The same for two-node.rst's table (make two-node-bench publishes both).
+two_node_tables_match() {
+	python3 "$ROOT/scripts/bench_report.py" --two-node-page \
+		"$ROOT/Documentation/data/two-node-results.json" "$ROOT/Documentation/data/bench-results.json" |
+		cmp -s - "$ROOT/Documentation/data/two-node-tables.rst"
+}
+record "two-node tables: regenerated from the published dataset (two-node-results.json)" \
+	two_node_tables_match
 # With the module build's own flags (CLIPPY=1), so that it is found up to
 # date rather than rebuilt; guest programs are replaced atomically, so an
 # initramfs being packed meanwhile takes the old or the new copy.
