@@ -233,22 +233,19 @@ record "runner self-test (verdict on synthetic logs)" "$ROOT/scripts/selftest/ru
 record "planted failures turn the verdict red, each named (manifest, boot-time KTAP, gates, sanitizers)" \
 	"$ROOT/scripts/selftest/plants.sh"
 record "documentation builds (make docs, warnings are errors)" "$ROOT/scripts/docs.sh"
-# performance.rst's tables are what bench_report.py makes of the dataset
-# published beside them: neither can be edited alone.
-bench_tables_match() {
-	python3 "$ROOT/scripts/bench_report.py" --page "$ROOT/Documentation/data/bench-results.json" |
-		cmp -s - "$ROOT/Documentation/data/bench-tables.rst"
+# performance.rst's and two-node.rst's tables are what bench_report.py
+# makes of the datasets published beside them (make bench, make
+# two-node-bench): neither can be edited alone.
+generated_matches() {	# generated_matches FILE CMD...: FILE is what CMD prints
+	"${@:2}" | cmp -s - "$1"
 }
+data=$ROOT/Documentation/data
 record "performance tables: regenerated from the published dataset (bench-results.json)" \
-	bench_tables_match
-# The same for two-node.rst's table (make two-node-bench publishes both).
-two_node_tables_match() {
-	python3 "$ROOT/scripts/bench_report.py" --two-node-page \
-		"$ROOT/Documentation/data/two-node-results.json" "$ROOT/Documentation/data/bench-results.json" |
-		cmp -s - "$ROOT/Documentation/data/two-node-tables.rst"
-}
+	generated_matches "$data/bench-tables.rst" \
+	python3 "$ROOT/scripts/bench_report.py" --page "$data/bench-results.json"
 record "two-node tables: regenerated from the published dataset (two-node-results.json)" \
-	two_node_tables_match
+	generated_matches "$data/two-node-tables.rst" \
+	python3 "$ROOT/scripts/bench_report.py" --two-node-page "$data/two-node-results.json" "$data/bench-results.json"
 # With the module build's own flags (CLIPPY=1), so that it is found up to
 # date rather than rebuilt; guest programs are replaced atomically, so an
 # initramfs being packed meanwhile takes the old or the new copy.
